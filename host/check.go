@@ -1,0 +1,93 @@
+package host
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/harness-go/harness/host/jsexpr"
+)
+
+// Report is the outcome of checking a parsed cordis.yml without starting
+// anything.
+type Report struct {
+	// Errors stop the file from loading.
+	Errors []Problem
+	// Warnings do not: an undefined !!js value whose key will be left out, a
+	// template reading an unset variable (that entry alone will fail when
+	// applied).
+	Warnings []Problem
+}
+
+// Check checks a parsed cordis.yml the way `harness validate` does: every
+// entry's plugin kind, the strict decoding and validation of its config with
+// the !!js values of env, and values that must be unique among enabled
+// entries (see [Uniquer]).
+func Check(f *File, env jsexpr.Env) Report {
+	r := check(f, env, true)
+	return Report{Errors: r.errors, Warnings: r.warnings}
+}
+
+type checkResult struct {
+	errors, warnings []Problem
+}
+
+// check validates every entry of f. With unique set it also reports values
+// that must be unique; a running host leaves that to the plugins, so that
+// only the later instance fails.
+func check(f *File, env jsexpr.Env, unique bool) checkResult {
+	var out checkResult
+	type owner struct {
+		id  string
+		pos Pos
+	}
+	seen := map[string]owner{}
+	for _, e := range f.Entries {
+		kind, ok := LookupKind(e.Name)
+		if !ok {
+			out.errors = append(out.errors, Problem{Pos: e.namePos, Entry: e.ID, Field: "name",
+				Msg: fmt.Sprintf("unknown plugin %q (known: %s)", e.Name, strings.Join(KindNames(), ", "))})
+			continue
+		}
+		r, envProblems := e.resolve(env)
+		if len(envProblems) > 0 {
+			if !e.Disabled {
+				out.warnings = append(out.warnings, envProblems...)
+			}
+			continue // the entry fails when applied; its other keys are checked then
+		}
+		for _, u := range r.unset {
+			if !e.Disabled {
+				out.warnings = append(out.warnings, Problem{Pos: u.Pos, Entry: e.ID, Field: u.Field,
+					Msg: fmt.Sprintf("undefined (%s not set): the key is left out", strings.Join(u.Vars, ", "))})
+			}
+		}
+		p := kind.New()
+		if problems := e.decode(r, p); len(problems) > 0 {
+			out.errors = append(out.errors, problems...)
+			continue
+		}
+		if u, ok := p.(Uniquer); ok && unique && !e.Disabled {
+			fields := u.Unique()
+			keys := make([]string, 0, len(fields))
+			for k := range fields {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, field := range keys {
+				key := kind.Name + "\x00" + field + "\x00" + fields[field]
+				pos := e.Pos
+				if n := r.find(field); n != nil {
+					pos = Pos{File: e.file, Line: n.Line, Col: n.Column}
+				}
+				if prev, dup := seen[key]; dup {
+					out.errors = append(out.errors, Problem{Pos: pos, Entry: e.ID, Field: "config." + field,
+						Msg: fmt.Sprintf("%q is already used by entry %q (%s); it must be unique among enabled entries", fields[field], prev.id, prev.pos)})
+					continue
+				}
+				seen[key] = owner{e.ID, pos}
+			}
+		}
+	}
+	return out
+}

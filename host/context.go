@@ -1,0 +1,153 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/harness-go/harness/fiber"
+)
+
+// Context is what a plugin's Apply receives: its fiber, its services, its
+// logger and the ways to report progress to the host. It stays valid for the
+// life of the instance; plugins keep it to report later failures.
+type Context struct {
+	host *Host
+	inst *instance
+}
+
+// ID returns the entry id.
+func (c *Context) ID() string { return c.inst.entry.spec.ID }
+
+// Fiber returns the instance's fiber. Everything the instance sets up should
+// be undone by a disposer on it (or on a child of it).
+func (c *Context) Fiber() *fiber.Fiber { return c.inst.fiber }
+
+// Context returns the fiber's context: cancelled when the instance is
+// disposed, with the reason as its cause.
+func (c *Context) Context() context.Context { return c.inst.fiber.Context() }
+
+// Logger returns a logger whose records carry the entry id and plugin kind.
+func (c *Context) Logger() *slog.Logger { return c.inst.log }
+
+// Dir returns the absolute directory of the cordis.yml the entry comes from;
+// relative paths in the configuration resolve against it.
+func (c *Context) Dir() string { return c.inst.entry.spec.dir }
+
+// File returns the path of the cordis.yml the entry comes from, as given.
+func (c *Context) File() string { return c.inst.entry.spec.file }
+
+// Service returns an injected service. Asking for a service the kind does not
+// list in Inject is an error: the host could not have waited for it.
+func (c *Context) Service(name string) (any, error) {
+	if !c.inst.entry.kind.injects(name) {
+		return nil, fmt.Errorf("service %q is not injected by plugin %q (add it to Kind.Inject)", name, c.inst.entry.kind.Name)
+	}
+	c.host.mu.Lock()
+	defer c.host.mu.Unlock()
+	s := c.host.services[name]
+	if s == nil {
+		return nil, fmt.Errorf("service %q is not available", name)
+	}
+	return s.value, nil
+}
+
+// Use returns the injected service name as a T.
+func Use[T any](c *Context, name string) (T, error) {
+	var zero T
+	v, err := c.Service(name)
+	if err != nil {
+		return zero, err
+	}
+	t, ok := v.(T)
+	if !ok {
+		return zero, fmt.Errorf("service %q is a %T, not a %T", name, v, zero)
+	}
+	return t, nil
+}
+
+// Provide offers a service to other instances until this one is disposed.
+// It may be called during Apply or later, from any goroutine (a service that
+// exists only once a connection is up, say).
+// The kind must list it in Provides, and no one else may provide it.
+// Instances that inject it are disposed before this one is.
+func (c *Context) Provide(name string, v any) error {
+	k := c.inst.entry.kind
+	if !k.provides(name) {
+		return fmt.Errorf("plugin %q does not declare that it provides %q (add it to Kind.Provides)", k.Name, name)
+	}
+	h := c.host
+	h.mu.Lock()
+	if s := h.services[name]; s != nil {
+		h.mu.Unlock()
+		if s.owner == nil {
+			return fmt.Errorf("service %q is provided by the host", name)
+		}
+		return fmt.Errorf("service %q is already provided by entry %q", name, s.owner.entry.spec.ID)
+	}
+	svc := &service{value: v, owner: c.inst}
+	h.services[name] = svc
+	h.mu.Unlock()
+	h.post(h.wakePending)
+	_, err := c.inst.fiber.Defer("withdraw service "+name, func(context.Context) error {
+		h.mu.Lock()
+		if h.services[name] == svc {
+			delete(h.services, name)
+		}
+		h.mu.Unlock()
+		return nil
+	})
+	return err
+}
+
+// Begin tells the host that the instance has initial work in flight (an MCP
+// connect and discovery, say). The entry stays `starting` until every done
+// function returned by Begin has been called; done(err) with a non-nil err
+// fails the instance. done may be called from any goroutine, once; later
+// calls do nothing.
+func (c *Context) Begin(step string) (done func(error)) {
+	h, inst := c.host, c.inst
+	h.mu.Lock()
+	inst.begun++
+	h.mu.Unlock()
+	var once sync.Once
+	return func(err error) {
+		once.Do(func() { h.post(func() { h.finish(inst, step, err) }) })
+	}
+}
+
+// Fail reports that the instance can no longer work (its server exited, its
+// connection dropped). The host disposes it and marks the entry failed with
+// err. Fail never blocks and may be called from any goroutine, including one
+// the instance owns.
+func (c *Context) Fail(err error) {
+	h, inst := c.host, c.inst
+	h.post(func() { h.failed(inst, err) })
+}
+
+// Go runs fn on a goroutine owned by the instance's fiber.
+func (c *Context) Go(name string, fn func(ctx context.Context)) error {
+	return c.inst.fiber.Go(name, fn)
+}
+
+// Defer registers a disposer on the instance's fiber.
+func (c *Context) Defer(name string, fn fiber.Disposer) (release fiber.Disposer, err error) {
+	return c.inst.fiber.Defer(name, fn)
+}
+
+// Shared returns the host-wide value stored under key, creating it with
+// newValue on first use. Plugins keep per-host state there (a reservation
+// table, say) instead of in package variables, so that two hosts in one
+// process never see each other's state. Use an unexported type as key.
+func (c *Context) Shared(key any, newValue func() any) any {
+	h := c.host
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	v, ok := h.shared[key]
+	if !ok {
+		v = newValue()
+		h.shared[key] = v
+	}
+	return v
+}

@@ -1,0 +1,301 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/harness-go/harness/host/jsexpr"
+)
+
+// FieldError is a configuration error about one key. Validate methods return
+// it (or several joined with [errors.Join]) so that messages point at the
+// right line of cordis.yml.
+type FieldError struct {
+	// Field is the path below `config:`, e.g. "serverName", "env.TOKEN",
+	// "args[2]".
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// FieldErrorf returns a [FieldError] with a formatted message.
+func FieldErrorf(field, format string, args ...any) error {
+	return &FieldError{Field: field, Err: fmt.Errorf(format, args...)}
+}
+
+// Unset records an undefined !!js value whose key was left out.
+type Unset struct {
+	Pos   Pos
+	Field string // the full path, e.g. "config.env.TOKEN"
+	Vars  []string
+}
+
+// resolved is an entry's configuration after its !!js expressions were
+// evaluated: plain YAML, with positions kept for messages.
+type resolved struct {
+	node  *yaml.Node // nil when the entry has no config
+	paths map[*yaml.Node]string
+	unset []Unset
+}
+
+// resolve evaluates the entry's !!js expressions. A template that reads an
+// unset variable is a problem for this entry; a bare unset value leaves its
+// key (or sequence item) out and is recorded in unset.
+func (e *Entry) resolve(env jsexpr.Env) (*resolved, []Problem) {
+	r := &resolved{paths: map[*yaml.Node]string{}}
+	if e.Config == nil {
+		return r, nil
+	}
+	var problems []Problem
+	var walk func(n *yaml.Node, path string) (*yaml.Node, bool)
+	walk = func(n *yaml.Node, path string) (*yaml.Node, bool) {
+		if n.Kind == yaml.AliasNode && n.Alias != nil {
+			n = n.Alias
+		}
+		out := *n
+		out.Content = nil
+		switch n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k := n.Content[i]
+				v, keep := walk(n.Content[i+1], path+"."+k.Value)
+				if keep {
+					kc := *k
+					out.Content = append(out.Content, &kc, v)
+				}
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				if v, keep := walk(c, fmt.Sprintf("%s[%d]", path, i)); keep {
+					out.Content = append(out.Content, v)
+				}
+			}
+		case yaml.ScalarNode:
+			if x, ok := e.exprs[n]; ok {
+				val, defined, err := x.Eval(env)
+				pos := Pos{File: e.file, Line: n.Line, Col: n.Column}
+				if err != nil {
+					problems = append(problems, Problem{Pos: pos, Entry: e.ID, Field: path, Msg: "!!js: " + err.Error()})
+					return nil, false
+				}
+				if !defined {
+					r.unset = append(r.unset, Unset{Pos: pos, Field: path, Vars: x.Vars()})
+					return nil, false
+				}
+				out.Tag = "!!str"
+				out.Style = yaml.DoubleQuotedStyle
+				out.Value = val
+			}
+		}
+		r.paths[&out] = strings.TrimPrefix(strings.TrimPrefix(path, "config"), ".")
+		return &out, true
+	}
+	r.node, _ = walk(e.Config, "config")
+	return r, problems
+}
+
+// decode decodes a resolved configuration strictly into v (a plugin value
+// holding its defaults) and runs its Validator.
+func (e *Entry) decode(r *resolved, v any) []Problem {
+	var problems []Problem
+	add := func(n *yaml.Node, field, msg string) {
+		pos := Pos{File: e.file, Line: e.Pos.Line, Col: e.Pos.Col}
+		if n != nil {
+			pos = Pos{File: e.file, Line: n.Line, Col: n.Column}
+		}
+		if field != "" {
+			field = "config." + field
+		}
+		problems = append(problems, Problem{Pos: pos, Entry: e.ID, Field: field, Msg: msg})
+	}
+	if r.node != nil {
+		unknownFields(r.node, reflect.TypeOf(v), "", add)
+		if len(problems) > 0 {
+			return problems
+		}
+		if err := r.node.Decode(v); err != nil {
+			var te *yaml.TypeError
+			if errors.As(err, &te) {
+				for _, msg := range te.Errors {
+					n, field, rest := r.locate(msg)
+					add(n, field, rest)
+				}
+			} else {
+				add(r.node, "", err.Error())
+			}
+			return problems
+		}
+	}
+	if val, ok := v.(Validator); ok {
+		if err := val.Validate(); err != nil {
+			for _, err := range flatten(err) {
+				var fe *FieldError
+				if errors.As(err, &fe) {
+					n := r.find(fe.Field)
+					if n == nil && r.node != nil {
+						n = r.node
+					}
+					add(n, fe.Field, fe.Err.Error())
+				} else {
+					add(r.node, "", err.Error())
+				}
+			}
+		}
+	}
+	return problems
+}
+
+func flatten(err error) []error {
+	if m, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range m.Unwrap() {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+var typeErrLine = regexp.MustCompile(`^line (\d+): (.*)$`)
+
+// locate finds the node a yaml.v3 type error is about (by line) and returns
+// it with its path and the message without the line prefix.
+func (r *resolved) locate(msg string) (*yaml.Node, string, string) {
+	m := typeErrLine.FindStringSubmatch(msg)
+	if m == nil {
+		return r.node, "", msg
+	}
+	line, _ := strconv.Atoi(m[1])
+	var best *yaml.Node
+	for n := range r.paths {
+		if n.Line == line && n.Kind == yaml.ScalarNode && (best == nil || n.Column > best.Column) {
+			best = n
+		}
+	}
+	if best == nil {
+		return &yaml.Node{Line: line}, "", m[2]
+	}
+	return best, r.paths[best], m[2]
+}
+
+// find returns the node at a field path ("env.TOKEN", "args[1]").
+func (r *resolved) find(field string) *yaml.Node {
+	for n, p := range r.paths {
+		if p == field {
+			return n
+		}
+	}
+	return nil
+}
+
+var unmarshalerType = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
+
+// unknownFields reports mapping keys that have no field in t: strict decoding
+// with positions, which yaml.v3 only offers for whole documents.
+func unknownFields(n *yaml.Node, t reflect.Type, path string, add func(*yaml.Node, string, string)) {
+	for t.Kind() == reflect.Pointer {
+		if t.Implements(unmarshalerType) {
+			return
+		}
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
+		return
+	}
+	join := func(key string) string {
+		if path == "" {
+			return key
+		}
+		return path + "." + key
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			return // the decoder reports the type mismatch
+		}
+		fields, open := yamlFields(t)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			ft, ok := fields[k.Value]
+			if !ok {
+				if !open {
+					add(k, join(k.Value), fmt.Sprintf("unknown key %q (known keys: %s)", k.Value, knownKeys(fields)))
+				}
+				continue
+			}
+			unknownFields(v, ft, join(k.Value), add)
+		}
+	case reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			return
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			unknownFields(n.Content[i+1], t.Elem(), join(n.Content[i].Value), add)
+		}
+	case reflect.Slice, reflect.Array:
+		if n.Kind != yaml.SequenceNode {
+			return
+		}
+		for i, c := range n.Content {
+			unknownFields(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i), add)
+		}
+	}
+}
+
+// yamlFields maps the YAML keys of a struct to field types, following
+// yaml.v3's rules (tag name, else the lower-cased field name; ",inline").
+// open reports an inline map, which accepts any key.
+func yamlFields(t reflect.Type) (fields map[string]reflect.Type, open bool) {
+	fields = map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("yaml")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if strings.Contains(","+opts+",", ",inline,") {
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			switch ft.Kind() {
+			case reflect.Struct:
+				sub, subOpen := yamlFields(ft)
+				for k, v := range sub {
+					fields[k] = v
+				}
+				open = open || subOpen
+			case reflect.Map:
+				open = true
+			}
+			continue
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		fields[name] = f.Type
+	}
+	return fields, open
+}
+
+func knownKeys(fields map[string]reflect.Type) string {
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return strings.Join(keys, ", ")
+}

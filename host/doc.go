@@ -1,0 +1,53 @@
+// Package host runs plugin instances described by a cordis.yml, and reloads
+// them live when the file changes.
+//
+// A plugin kind is a Go type registered at start-up ([Register]); an entry of
+// cordis.yml names a kind and gives it a configuration; the host turns each
+// enabled entry into an instance that lives inside its own fiber (package
+// fiber). Instances consume services ([Kind.Inject]) that other instances or
+// the host itself provide.
+//
+// # The life of an instance
+//
+// Anyone writing a plugin needs only this list.
+//
+//  1. Parse. [ParseFile] reads the entries: id, name, config, disabled. !!js
+//     values are parsed (syntax only) and kept unevaluated.
+//  2. Check. Before anything changes, every entry of the file is checked: its
+//     kind must be registered, its !!js values are evaluated against the
+//     current environment, its config is decoded strictly into a fresh value
+//     from [Kind.New] (an unknown key is an error), and [Validator.Validate]
+//     runs. One problem anywhere and the whole file is refused: the running
+//     instances stay as they are, and the error lists each problem with
+//     file:line:column.
+//  3. Reconcile. [Reconcile] diffs the file against the running entries by
+//     id. Unchanged entries are not touched. Entries that are removed,
+//     disabled or changed are disposed — all of them, before anything starts.
+//     Then new, re-enabled and changed entries start, in file order.
+//  4. Inject. An entry whose injected services are not all provided waits in
+//     state pending (naming what it misses). It is applied as soon as they
+//     are. If nothing that is on its way provides them, it counts as settled.
+//  5. Apply. The host creates the instance's fiber, decodes the config again
+//     (with the environment of this moment), and calls [Plugin.Apply] with a
+//     [Context]. Apply must return quickly; slow work runs on goroutines
+//     started with [Context.Go], reported with [Context.Begin].
+//  6. Settle. The entry is starting until Apply has returned and every
+//     Begin has finished; then it is ready. An error from Apply, from a Begin,
+//     or a panic, disposes what the instance had set up and marks it failed.
+//  7. Run. A ready instance that can no longer work calls [Context.Fail]: the
+//     host disposes it and marks it failed, with the reason.
+//  8. Dispose. The instances that inject a service this instance provides are
+//     disposed first (they go back to pending); then the instance's fiber:
+//     its children, its disposers in reverse order, its goroutines. Disposal
+//     is bounded by [Options.DisposeTimeout]; what hung is named in the log.
+//  9. Failed is sticky: a failed entry stays failed until its configuration
+//     changes or someone restarts it ([Host.Restart]).
+//
+// All changes run one at a time on the host's own goroutine, so transitions
+// never interleave; plugins report from any goroutine without blocking.
+// Reads ([Host.Snapshot], [Host.Wait], [Host.Subscribe]) never wait for them.
+//
+// Two hosts in one process share nothing but the table of plugin kinds.
+// Plugins keep per-host state with [Context.Shared], never in package
+// variables.
+package host

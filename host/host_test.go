@@ -1,0 +1,516 @@
+package host_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/harness-go/harness/host"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestApplyFailureLeavesNothingAndSiblingsRun(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, cfg, reason string
+	}{
+		{"error", `failApply: "halfway there"`, `entry "bad": apply: halfway there`},
+		{"panic", `panic: true`, `entry "bad": apply: panic: probe panicked on purpose`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fx := newFixture(t)
+			fx.mustLoad(`
+- id: good
+  name: probe
+  config: {tools: [good_tool]}
+- id: bad
+  name: probe
+  config: {tools: [bad_one, bad_two], provide: alpha, ` + tc.cfg + `}
+`)
+			fx.settle()
+			bad := fx.state("bad")
+			if bad.State != host.Failed || bad.Error != tc.reason {
+				t.Fatalf("bad = %s %q, want failed %q", bad.State, bad.Error, tc.reason)
+			}
+			if got := fx.tools.Names(); !slices.Equal(got, []string{"good_tool"}) {
+				t.Fatalf("tools = %v: the failed apply left registrations behind", got)
+			}
+			if fx.state("good").State != host.Ready {
+				t.Fatalf("sibling is %s", fx.state("good").State)
+			}
+			// Its disposers ran: the service it provided is gone.
+			if !slices.Contains(fx.rec.events(), "bad dispose") {
+				t.Fatalf("failed apply was not disposed: %v", fx.rec.events())
+			}
+			fx.mustLoad(`
+- id: good
+  name: probe
+  config: {tools: [good_tool]}
+- id: c
+  name: consumer
+`)
+			if s := fx.settle(); s[1].State != host.Pending || !slices.Equal(s[1].Missing, []string{"alpha"}) {
+				t.Fatalf("consumer = %s missing %v: alpha must be gone with the failed instance", s[1].State, s[1].Missing)
+			}
+		})
+	}
+}
+
+func TestInjectPendingActiveAndDisposedBeforeProvider(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	fx.mustLoad(`
+- id: c
+  name: consumer
+- id: p
+  name: probe
+  disabled: true
+  config: {provide: alpha}
+`)
+	snap := fx.settle()
+	if c := snap[0]; c.State != host.Pending || !slices.Equal(c.Missing, []string{"alpha"}) || !c.Settled {
+		t.Fatalf("consumer = %+v, want settled pending on alpha", c)
+	}
+	if snap[1].State != host.Disabled {
+		t.Fatalf("provider = %s, want disabled", snap[1].State)
+	}
+
+	fx.mustLoad(`
+- id: c
+  name: consumer
+- id: p
+  name: probe
+  config: {provide: alpha}
+`)
+	fx.settle()
+	if got := fx.state("c").State; got != host.Ready {
+		t.Fatalf("consumer = %s after its provider appeared", got)
+	}
+
+	fx.rec.reset()
+	fx.mustLoad(`
+- id: c
+  name: consumer
+`)
+	fx.settle()
+	if got, want := fx.rec.events(), []string{"c dispose", "p dispose"}; !slices.Equal(got, want) {
+		t.Fatalf("disposal order %v, want %v", got, want)
+	}
+	if c := fx.state("c"); c.State != host.Pending || !slices.Equal(c.Missing, []string{"alpha"}) {
+		t.Fatalf("consumer = %s missing %v, want pending on alpha", c.State, c.Missing)
+	}
+
+	// The provider comes back: so does the consumer.
+	fx.rec.reset()
+	fx.mustLoad(`
+- id: c
+  name: consumer
+- id: p2
+  name: probe
+  config: {provide: alpha}
+`)
+	fx.settle()
+	if got, want := fx.rec.events(), []string{"p2 apply", "c apply"}; !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+}
+
+func TestProviderFailureDisposesDependentsFirst(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	fx.mustLoad(`
+- id: p
+  name: probe
+  config: {provide: alpha}
+- id: c
+  name: consumer
+`)
+	fx.settle()
+	fx.rec.reset()
+	fx.rec.instance("p").ctx.Fail(errors.New("server exited with status 3"))
+	p := fx.waitState("p", host.Failed)
+	if !strings.Contains(p.Error, "server exited with status 3") {
+		t.Fatalf("reason = %q", p.Error)
+	}
+	fx.waitState("c", host.Pending)
+	if got, want := fx.rec.events(), []string{"c dispose", "p dispose"}; !slices.Equal(got, want) {
+		t.Fatalf("order %v, want %v", got, want)
+	}
+}
+
+func TestOrphanIsPendingAndSettledAtOnce(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	fx.mustLoad(`
+- id: lonely
+  name: orphan
+- id: ok
+  name: probe
+`)
+	snap := fx.settle()
+	if o := snap[0]; o.State != host.Pending || !o.Settled || !slices.Equal(o.Missing, []string{"nobody-provides-this"}) {
+		t.Fatalf("orphan = %+v", o)
+	}
+}
+
+func TestPendingOnAStartingProviderIsNotSettled(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	fx.mustLoad(`
+- id: c
+  name: consumer
+- id: p
+  name: probe
+  config: {async: true, provide: alpha}
+`)
+	snap := fx.h.Snapshot()
+	if snap[0].Settled || snap[1].Settled || snap[1].State != host.Starting {
+		t.Fatalf("snapshot %+v: nothing may be settled while p starts", snap)
+	}
+	fx.rec.gate("p") <- nil
+	fx.settle()
+	if fx.state("c").State != host.Ready || fx.state("p").State != host.Ready {
+		t.Fatalf("after p finished: %s", states(fx.h.Snapshot()))
+	}
+}
+
+func TestAsyncStartFailure(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	fx.mustLoad(`
+- id: a
+  name: probe
+  config: {async: true, tools: [a_tool]}
+`)
+	if s := fx.state("a"); s.State != host.Starting {
+		t.Fatalf("a = %s, want starting", s.State)
+	}
+	fx.rec.gate("a") <- errors.New("initialize: connection refused")
+	a := fx.waitState("a", host.Failed)
+	if a.Error != `entry "a": connect: initialize: connection refused` {
+		t.Fatalf("reason %q", a.Error)
+	}
+	if n := len(fx.tools.Names()); n != 0 {
+		t.Fatalf("%d tools left after a failed start", n)
+	}
+}
+
+func TestReloadTouchesOnlyWhatChanged(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	fx.mustLoad(`
+- id: a
+  name: probe
+  config: {label: one}
+- id: b
+  name: probe
+  config: {label: two}
+- id: c
+  name: probe
+- id: d
+  name: probe
+`)
+	fx.settle()
+	a, c := fx.rec.instance("a"), fx.rec.instance("c")
+	fx.rec.reset()
+
+	plan := fx.mustLoad(`
+# a comment, new quoting and key order change nothing
+- name: probe
+  id: a
+  config: {label: "one"}
+- id: b
+  name: probe-alias
+  config: {label: three}
+- id: c
+  name: probe
+  disabled: true
+- id: e
+  name: probe
+`)
+	fx.settle()
+	if got := plan.String(); got != "added e; restarted b; removed d; disabled c" {
+		t.Fatalf("plan = %s", got)
+	}
+	if got, want := fx.rec.events(), []string{"d dispose", "c dispose", "b dispose", "b apply", "e apply"}; !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	if fx.rec.instance("a") != a {
+		t.Fatal("the unchanged entry was re-created")
+	}
+	if fx.state("c").State != host.Disabled {
+		t.Fatalf("c = %s", fx.state("c").State)
+	}
+	for _, e := range fx.h.Snapshot() {
+		if e.ID == "d" {
+			t.Fatal("removed entry still listed")
+		}
+	}
+	// Re-enabling applies again, as a new object.
+	fx.mustLoad(`
+- id: c
+  name: probe
+`)
+	fx.settle()
+	if fx.rec.instance("c") == c || fx.state("c").State != host.Ready {
+		t.Fatal("re-enabled entry was not applied anew")
+	}
+}
+
+func TestReloadMovesAReservedValue(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	fx.mustLoad(`
+- id: one
+  name: probe
+  config: {reserve: github}
+- id: two
+  name: probe
+  config: {reserve: web}
+`)
+	fx.settle()
+	// Swap the reserved values in one edit: every disposal finishes before any apply.
+	fx.mustLoad(`
+- id: one
+  name: probe
+  config: {reserve: web}
+- id: two
+  name: probe
+  config: {reserve: github}
+`)
+	for _, e := range fx.settle() {
+		if e.State != host.Ready {
+			t.Fatalf("%s = %s %s", e.ID, e.State, e.Error)
+		}
+	}
+	// A true duplicate fails only the later instance.
+	fx.mustLoad(`
+- id: one
+  name: probe
+  config: {reserve: web}
+- id: two
+  name: probe
+  config: {reserve: github}
+- id: three
+  name: probe
+  config: {reserve: web}
+`)
+	fx.settle()
+	if s := fx.state("three"); s.State != host.Failed || !strings.Contains(s.Error, `"web" is already reserved by one`) {
+		t.Fatalf("three = %s %q", s.State, s.Error)
+	}
+}
+
+func TestBadFilesChangeNothing(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	good := `
+- id: a
+  name: probe
+  config: {label: one, tools: [a_tool]}
+`
+	fx.mustLoad(good)
+	fx.settle()
+	a := fx.rec.instance("a")
+	for _, tc := range []struct{ name, src, want string }{
+		{"yaml", "- id: a\n  name: probe\n  config: {label: [\n", "cordis.yml:3: invalid YAML"},
+		{"unknown plugin", "- id: a\n  name: probe\n- id: b\n  name: nope\n", `cordis.yml:4:9: entry "b": name: unknown plugin "nope" (known: `},
+		{"unknown key", "- id: a\n  name: probe\n  config:\n    lable: x\n", `cordis.yml:4:5: entry "a": config.lable: unknown key "lable" (known keys: async, count, `},
+		{"type", "- id: a\n  name: probe\n  config:\n    count: many\n", `cordis.yml:4:12: entry "a": config.count: cannot unmarshal !!str ` + "`many`" + ` into int`},
+		{"validate", "- id: a\n  name: probe\n  config:\n    count: -1\n", `cordis.yml:4:12: entry "a": config.count: must not be negative`},
+		{"duplicate id", "- id: a\n  name: probe\n- id: a\n  name: probe\n", `cordis.yml:3:3: entry "a": id: duplicate id (first used at cordis.yml:1:3)`},
+		{"not a list", "a: b\n", "cordis.yml:1:1: the file must be a YAML sequence"},
+		{"empty", "\n", "cordis.yml: the file is empty; write [] to run no entries"},
+		{"bad js", "- id: a\n  name: probe\n  config:\n    label: !!js require('fs')\n", `cordis.yml:4:17: entry "a": config.label: !!js: unsupported`},
+	} {
+		_, err := fx.load(tc.src)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want it to contain %q", tc.name, err, tc.want)
+		}
+	}
+	if fx.rec.instance("a") != a || fx.state("a").State != host.Ready || len(fx.tools.Names()) != 1 {
+		t.Fatal("a refused file changed the running entries")
+	}
+	// Fixing the file applies it.
+	fx.mustLoad(strings.Replace(good, "one", "two", 1))
+	fx.settle()
+	if fx.rec.instance("a") == a || fx.rec.instance("a").Label != "two" {
+		t.Fatal("the fixed file was not applied")
+	}
+}
+
+func TestFailedIsStickyUntilConfigChangesOrRestart(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	src := `
+- id: f
+  name: probe
+  config: {failApply: nope}
+- id: ok
+  name: probe
+`
+	fx.mustLoad(src)
+	fx.settle()
+	fx.rec.reset()
+	fx.mustLoad(src + "- id: new\n  name: probe\n")
+	fx.settle()
+	if got := fx.rec.events(); !slices.Equal(got, []string{"new apply"}) {
+		t.Fatalf("reload of an unchanged failed entry did %v", got)
+	}
+	if fx.state("f").State != host.Failed {
+		t.Fatal("failed entry changed state on an unrelated reload")
+	}
+	fx.rec.reset()
+	if err := fx.h.Restart(context.Background(), "f"); err != nil {
+		t.Fatal(err)
+	}
+	fx.settle()
+	if got := fx.rec.events(); !slices.Equal(got, []string{"f apply", "f dispose"}) {
+		t.Fatalf("restart did %v", got)
+	}
+	if err := fx.h.Restart(context.Background(), "nope"); !errors.Is(err, host.ErrUnknownEntry) {
+		t.Fatalf("restart of an unknown id: %v", err)
+	}
+	fx.mustLoad(strings.Replace(src, "{failApply: nope}", "{label: fixed}", 1))
+	fx.settle()
+	if s := fx.state("f"); s.State != host.Ready {
+		t.Fatalf("f = %s after its config changed", s.State)
+	}
+}
+
+func TestTemplateWithUnsetVariableFailsOnlyThatEntry(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	fx.env["PRESENT"] = "yes"
+	fx.mustLoad("- id: t\n  name: probe\n  config:\n    secret: !!js '`Bearer ${process.env.MCP_TOKEN}`'\n" +
+		"- id: bare\n  name: probe\n  config:\n    label: !!js process.env.ABSENT\n    secret: !!js process.env.PRESENT\n")
+	fx.settle()
+	s := fx.state("t")
+	if s.State != host.Failed || !strings.Contains(s.Error, `cordis.yml:4:13: entry "t": config.secret: !!js: process.env.MCP_TOKEN is not set`) {
+		t.Fatalf("t = %s %q", s.State, s.Error)
+	}
+	if strings.Contains(s.Error, "undefined") {
+		t.Fatalf("message %q", s.Error)
+	}
+	bare := fx.rec.instance("bare")
+	if fx.state("bare").State != host.Ready || bare.Label != "" || bare.Secret != "yes" {
+		t.Fatalf("bare = %s %+v", fx.state("bare").State, bare)
+	}
+	// Values are read at apply time: set the variable and restart.
+	fx.env["MCP_TOKEN"] = "abc"
+	if err := fx.h.Restart(context.Background(), "t"); err != nil {
+		t.Fatal(err)
+	}
+	fx.settle()
+	if got := fx.rec.instance("t").Secret; got != "Bearer abc" {
+		t.Fatalf("secret = %q", got)
+	}
+}
+
+func TestEventsReportEveryTransition(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	sub := fx.h.Subscribe()
+	defer sub.Close()
+	fx.mustLoad("- id: a\n  name: probe\n  config: {async: true}\n")
+	fx.rec.gate("a") <- nil
+	fx.settle()
+	_, _ = fx.load("- id: a\n  name: nope\n")
+	var got []string
+	for len(got) < 4 {
+		ev := <-sub.C
+		got = append(got, ev.String())
+	}
+	want := []string{`entry "a": stopped → starting`, "reloaded: added a", `entry "a": starting → ready`,
+		`reload rejected: cordis.yml:2:9: entry "a": name: unknown plugin "nope" (known: `}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Fatalf("event %d = %q, want %q", i, got[i], want[i])
+		}
+	}
+}
+
+func TestTwoHostsAreIsolated(t *testing.T) {
+	t.Parallel()
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fx := newFixture(t)
+			// The same ids, reserved values and tool names in every host.
+			fx.mustLoad(`
+- id: p
+  name: probe
+  config: {provide: alpha, reserve: github, tools: [same_name]}
+- id: c
+  name: consumer
+`)
+			for _, e := range fx.settle() {
+				if e.State != host.Ready {
+					t.Errorf("host %d: %s = %s %s", i, e.ID, e.State, e.Error)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestCloseDisposesEverythingDependentsFirst(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	fx.mustLoad(`
+- id: p
+  name: probe
+  config: {provide: alpha}
+- id: c
+  name: consumer
+- id: x
+  name: probe
+`)
+	fx.settle()
+	fx.rec.reset()
+	if err := fx.h.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fx.rec.events(), []string{"x dispose", "c dispose", "p dispose"}; !slices.Equal(got, want) {
+		t.Fatalf("close order %v, want %v", got, want)
+	}
+	if _, err := fx.load("- id: a\n  name: probe\n"); !errors.Is(err, host.ErrClosed) {
+		t.Fatalf("load after close: %v", err)
+	}
+}
+
+func TestStatusDetailsAndStates(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	fx.mustLoad("- id: a\n  name: probe\n  config: {label: hello}\n")
+	s := fx.settle()[0]
+	if d, ok := s.Details.(map[string]string); !ok || d["label"] != "hello" {
+		t.Fatalf("details %#v", s.Details)
+	}
+	for st, want := range map[host.State]string{host.Disabled: "disabled", host.Pending: "pending", host.Starting: "starting", host.Ready: "ready", host.Failed: "failed", host.Stopped: "stopped", host.State(42): "State(42)"} {
+		if st.String() != want {
+			t.Errorf("%d = %q", int(st), st.String())
+		}
+	}
+}
+
+func TestSettleIsBoundedByContext(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	fx.mustLoad("- id: a\n  name: probe\n  config: {async: true}\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if err := fx.h.Settle(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("settle: %v", err)
+	}
+}

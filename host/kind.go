@@ -1,0 +1,156 @@
+package host
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"sync"
+)
+
+// Kind describes one plugin kind: what `name:` in cordis.yml selects.
+//
+// Kinds are registered once, at program start, from an init function in the
+// plugin's package (see [Register]); the set of kinds a binary offers is the
+// set of plugin packages it imports.
+type Kind struct {
+	// Name is the value of `name:` in cordis.yml that selects this kind.
+	Name string
+	// Aliases are further names for the same kind.
+	Aliases []string
+	// Doc is one line saying what the kind does; help and `harness schema`
+	// show it.
+	Doc string
+	// Inject lists the services an instance needs. An instance is applied
+	// only when all of them are provided, and is disposed before any of their
+	// providers is.
+	Inject []string
+	// Provides lists the services an instance may provide with
+	// [Context.Provide]. The host uses it to tell an instance that waits for a
+	// service that will come from one that waits for nothing.
+	Provides []string
+	// New returns a fresh plugin value holding the defaults. The entry's
+	// `config:` is decoded strictly into it: its exported fields, named by
+	// their yaml tags, are the configuration.
+	New func() Plugin
+}
+
+// Plugin is one instance of a kind. See the package documentation for the
+// order in which the host calls its methods.
+type Plugin interface {
+	// Apply starts the instance inside ctx's fiber. It must not block on
+	// slow work: start goroutines with [Context.Go] and report initial work
+	// with [Context.Begin].
+	Apply(ctx *Context) error
+}
+
+// Validator is implemented by plugins that check their decoded configuration.
+// A [FieldError] (or an error joining several) points the message at the
+// offending key of cordis.yml.
+type Validator interface {
+	Validate() error
+}
+
+// StatusReporter is implemented by plugins that describe their live state for
+// `harness status`. The value must marshal to JSON; if it also implements
+// [TextStatus] the text form uses those lines.
+type StatusReporter interface {
+	Status() any
+}
+
+// TextStatus renders a status value as indented lines for people.
+type TextStatus interface {
+	StatusLines() []string
+}
+
+// Uniquer is implemented by plugins with configuration values that must be
+// unique among the enabled entries of a file (an MCP serverName, say).
+// `harness validate` reports duplicates; at run time the plugin itself
+// enforces the rule, so that a duplicate fails only the later instance.
+type Uniquer interface {
+	// Unique returns field path → value pairs, e.g. {"serverName": "github"}.
+	Unique() map[string]string
+}
+
+var kindName = regexp.MustCompile(`^[A-Za-z0-9@][A-Za-z0-9@/._-]*$`)
+
+// registry holds the plugin kinds. It is filled by init functions and only
+// read afterwards, like database/sql's drivers: the one package-level table.
+var registry = struct {
+	sync.RWMutex
+	byName map[string]*Kind
+}{byName: map[string]*Kind{}}
+
+// Register adds a plugin kind. It panics on a programming mistake (an empty
+// or malformed name, a nil New, a name or alias already taken), so that the
+// mistake stops the program at start-up.
+func Register(k Kind) {
+	if k.New == nil {
+		panic(fmt.Sprintf("host.Register(%q): New is nil", k.Name))
+	}
+	registry.Lock()
+	defer registry.Unlock()
+	kp := &k
+	for _, n := range append([]string{k.Name}, k.Aliases...) {
+		if !kindName.MatchString(n) {
+			panic(fmt.Sprintf("host.Register: invalid plugin name %q", n))
+		}
+		if _, dup := registry.byName[n]; dup {
+			panic(fmt.Sprintf("host.Register: plugin name %q registered twice", n))
+		}
+		registry.byName[n] = kp
+	}
+}
+
+// LookupKind returns the kind registered under name (or an alias).
+func LookupKind(name string) (*Kind, bool) {
+	registry.RLock()
+	defer registry.RUnlock()
+	k, ok := registry.byName[name]
+	return k, ok
+}
+
+// Kinds returns every registered kind once, sorted by name.
+func Kinds() []*Kind {
+	registry.RLock()
+	defer registry.RUnlock()
+	seen := map[*Kind]bool{}
+	var out []*Kind
+	for _, k := range registry.byName {
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// KindNames returns every registered name and alias, sorted.
+func KindNames() []string {
+	registry.RLock()
+	defer registry.RUnlock()
+	out := make([]string, 0, len(registry.byName))
+	for n := range registry.byName {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (k *Kind) injects(service string) bool {
+	for _, s := range k.Inject {
+		if s == service {
+			return true
+		}
+	}
+	return false
+}
+
+func (k *Kind) provides(service string) bool {
+	for _, s := range k.Provides {
+		if s == service {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,173 @@
+package host
+
+import (
+	"fmt"
+	"sync"
+	"time"
+)
+
+// State is where an entry is, as people see it.
+type State int
+
+const (
+	// Disabled entries have `disabled: true`; nothing runs.
+	Disabled State = iota
+	// Pending entries wait for services that are not provided yet.
+	Pending
+	// Starting entries are being applied, or their initial work (an MCP
+	// connect and discovery, say) is running.
+	Starting
+	// Ready entries are applied and their initial work has finished.
+	Ready
+	// Failed entries stopped with an error. The state is sticky: it changes
+	// only when the entry's configuration changes or someone restarts it.
+	Failed
+	// Stopped entries were removed from the file or the host closed; an
+	// entry in this state is gone from snapshots. Only events carry it.
+	Stopped
+)
+
+var stateNames = [...]string{"disabled", "pending", "starting", "ready", "failed", "stopped"}
+
+func (s State) String() string {
+	if int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return fmt.Sprintf("State(%d)", int(s))
+}
+
+// MarshalText makes states print as words in JSON.
+func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// EntryStatus is a snapshot of one entry.
+type EntryStatus struct {
+	ID      string    `json:"id"`
+	Plugin  string    `json:"plugin"`
+	State   State     `json:"state"`
+	Since   time.Time `json:"since"`
+	Error   string    `json:"error,omitempty"`
+	Missing []string  `json:"missing,omitempty"` // services a pending entry waits for
+	// Settled is false while the entry may still change on its own (starting,
+	// or pending on a service some starting entry will provide).
+	Settled bool `json:"settled"`
+	// Details is the plugin's own status (see [StatusReporter]).
+	Details any `json:"details,omitempty"`
+	Pos     Pos `json:"-"`
+
+	err error
+}
+
+// Err returns the error of a failed entry.
+func (s EntryStatus) Err() error { return s.err }
+
+// EventType says what an [Event] reports.
+type EventType int
+
+const (
+	// EntryChanged reports a state change of one entry.
+	EntryChanged EventType = iota
+	// Reloaded reports a configuration that was applied.
+	Reloaded
+	// ReloadRejected reports a configuration that was refused; nothing
+	// changed.
+	ReloadRejected
+)
+
+// Event is one thing that happened in a host. Logs, the console and tests
+// consume the same stream (see [Host.Subscribe]).
+type Event struct {
+	Type EventType
+	Time time.Time
+
+	// For EntryChanged.
+	Entry   string
+	Plugin  string
+	State   State
+	Prev    State
+	Err     error
+	Missing []string
+
+	// For Reloaded and ReloadRejected.
+	Plan *Plan
+}
+
+func (e Event) String() string {
+	switch e.Type {
+	case Reloaded:
+		return "reloaded: " + e.Plan.String()
+	case ReloadRejected:
+		return fmt.Sprintf("reload rejected: %v", e.Err)
+	}
+	s := fmt.Sprintf("entry %q: %s → %s", e.Entry, e.Prev, e.State)
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Subscription delivers events in order. Events queue without bound, so a
+// slow reader never blocks the host; call Close when done.
+type Subscription struct {
+	C <-chan Event
+
+	c      chan Event
+	mu     sync.Mutex
+	queue  []Event
+	wake   chan struct{}
+	closed chan struct{}
+	once   sync.Once
+	done   chan struct{}
+	unsub  func()
+}
+
+func newSubscription(unsub func()) *Subscription {
+	c := make(chan Event)
+	s := &Subscription{C: c, c: c, wake: make(chan struct{}, 1), closed: make(chan struct{}), done: make(chan struct{}), unsub: unsub}
+	go s.pump()
+	return s
+}
+
+func (s *Subscription) push(e Event) {
+	s.mu.Lock()
+	s.queue = append(s.queue, e)
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Subscription) pump() {
+	defer close(s.done)
+	defer close(s.c)
+	for {
+		s.mu.Lock()
+		if len(s.queue) == 0 {
+			s.mu.Unlock()
+			select {
+			case <-s.wake:
+				continue
+			case <-s.closed:
+				return
+			}
+		}
+		e := s.queue[0]
+		s.queue[0] = Event{}
+		s.queue = s.queue[1:]
+		s.mu.Unlock()
+		select {
+		case s.c <- e:
+		case <-s.closed:
+			return
+		}
+	}
+}
+
+// Close stops the subscription and closes C.
+func (s *Subscription) Close() {
+	s.once.Do(func() {
+		s.unsub()
+		close(s.closed)
+		<-s.done
+	})
+}

@@ -1,0 +1,120 @@
+// Package echo is a small native tool plugin: it registers an `echo` tool and
+// a `clock` tool on the tools service. It is written only against the public
+// host API and is the model to copy for a new plugin: a config struct with
+// defaults, validation that points at the key, tools tied to the instance's
+// fiber, and a status.
+//
+//   - id: echo
+//     name: echo
+//     config:
+//     prefix: demo_       # optional: tools become demo_echo, demo_clock
+//     timezone: UTC       # default zone of the clock tool
+package echo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/plugins/tools"
+)
+
+func init() {
+	host.Register(host.Kind{
+		Name:   "echo",
+		Doc:    "native example tools: echo a message back, tell the time",
+		Inject: []string{tools.Service},
+		New:    func() host.Plugin { return &Plugin{Timezone: "UTC"} },
+	})
+}
+
+// Plugin is one echo instance; its exported fields are its configuration.
+type Plugin struct {
+	// Prefix is put in front of both tool names.
+	Prefix string `yaml:"prefix" json:"prefix,omitempty"`
+	// Timezone is the IANA zone the clock uses when the call names none.
+	Timezone string `yaml:"timezone" json:"timezone,omitempty"`
+
+	names []string
+}
+
+// Validate checks the configuration; host turns the FieldErrors into
+// file:line:column messages.
+func (p *Plugin) Validate() error {
+	if p.Prefix != "" && !tools.NamePattern.MatchString(p.Prefix+"clock") {
+		return host.FieldErrorf("prefix", "%q would make invalid tool names (letters, digits, _ and - only)", p.Prefix)
+	}
+	if _, err := time.LoadLocation(p.Timezone); err != nil {
+		return host.FieldErrorf("timezone", "unknown time zone %q", p.Timezone)
+	}
+	return nil
+}
+
+// Apply registers the tools. They are unregistered when the instance's fiber
+// is disposed; nothing else needs cleaning up.
+func (p *Plugin) Apply(ctx *host.Context) error {
+	reg, err := tools.From(ctx)
+	if err != nil {
+		return err
+	}
+	zone, _ := time.LoadLocation(p.Timezone)
+	batch := []tools.Tool{
+		{
+			Name:        p.Prefix + "echo",
+			Description: "Echo a message back unchanged.",
+			Parameters:  json.RawMessage(`{"type":"object","properties":{"message":{"type":"string","description":"The text to echo."}},"required":["message"]}`),
+			Execute:     echo,
+		},
+		{
+			Name:        p.Prefix + "clock",
+			Description: "Tell the current date and time.",
+			Parameters:  json.RawMessage(`{"type":"object","properties":{"timezone":{"type":"string","description":"An IANA time zone such as Europe/Paris; default ` + p.Timezone + `."}}}`),
+			Execute:     func(ctx context.Context, args json.RawMessage) (tools.Result, error) { return clock(zone, args) },
+		},
+	}
+	if _, err := reg.Register(ctx.Fiber(), batch...); err != nil {
+		return err
+	}
+	p.names = []string{batch[0].Name, batch[1].Name}
+	ctx.Logger().Debug("tools registered", "tools", strings.Join(p.names, ", "))
+	return nil
+}
+
+// Status reports the registered tool names.
+func (p *Plugin) Status() any {
+	return map[string]any{"tools": p.names, "timezone": p.Timezone}
+}
+
+func echo(_ context.Context, args json.RawMessage) (tools.Result, error) {
+	var in struct {
+		Message *string `json:"message"`
+	}
+	if err := json.Unmarshal(args, &in); err != nil || in.Message == nil {
+		return tools.Result{Text: `expected {"message": "<text>"}`, IsError: true}, nil
+	}
+	return tools.Result{Text: *in.Message}, nil
+}
+
+func clock(zone *time.Location, args json.RawMessage) (tools.Result, error) {
+	var in struct {
+		Timezone string `json:"timezone"`
+	}
+	_ = json.Unmarshal(args, &in)
+	if in.Timezone != "" {
+		z, err := time.LoadLocation(in.Timezone)
+		if err != nil {
+			return tools.Result{Text: fmt.Sprintf("unknown time zone %q", in.Timezone), IsError: true}, nil
+		}
+		zone = z
+	}
+	return tools.Result{Text: time.Now().In(zone).Format(time.RFC3339)}, nil
+}
+
+var (
+	_ host.Plugin         = (*Plugin)(nil)
+	_ host.Validator      = (*Plugin)(nil)
+	_ host.StatusReporter = (*Plugin)(nil)
+)

@@ -1,0 +1,295 @@
+// Package tools provides the tools service: the registry of the tools a model
+// sees and can call.
+//
+// Plugins register tools with [Registry.Register], tied to their fiber, so
+// that disposing a plugin can never leave a tool behind. The model receives
+// [Registry.ModelJSON]: the tools sorted by name in the OpenAI/DeepSeek
+// function-calling shape, byte-identical as long as the set does not change
+// (so a provider's prompt cache keeps its prefix). [Registry.Execute] never
+// fails at the Go level: every problem becomes an error result the model
+// reads.
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"sync"
+
+	"github.com/harness-go/harness/fiber"
+	"github.com/harness-go/harness/host"
+)
+
+// Service is the name under which the host provides the registry.
+const Service = "tools"
+
+// NamePattern is the function-name contract of the model APIs we target.
+var NamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// Result is what a tool call gives back to the model.
+type Result struct {
+	Text    string `json:"text"`
+	IsError bool   `json:"isError"`
+}
+
+// Executor runs one call. args is the JSON object the model sent. An error
+// (or a Result with IsError) becomes an error result; the ctx ends when the
+// caller gives up.
+type Executor func(ctx context.Context, args json.RawMessage) (Result, error)
+
+// Tool is one model-visible tool.
+type Tool struct {
+	Name        string
+	Description string
+	// Parameters is the JSON Schema of the arguments, kept byte for byte.
+	// Nil means an object with no properties.
+	Parameters json.RawMessage
+	Execute    Executor
+}
+
+// emptyParameters is the schema of a tool that declares none.
+var emptyParameters = json.RawMessage(`{"type":"object","properties":{}}`)
+
+// ErrConflict is wrapped by registration errors about a name that is taken.
+var ErrConflict = errors.New("already registered")
+
+type entry struct {
+	tool  Tool
+	model []byte // the tool's element of the model-visible JSON
+}
+
+// Registry holds the registered tools. It is safe for concurrent use.
+type Registry struct {
+	mu      sync.RWMutex
+	tools   map[string]*entry
+	sorted  []*entry // nil when stale
+	model   []byte   // nil when stale
+	version uint64
+	changed chan struct{}
+}
+
+// New returns an empty registry.
+func New() *Registry {
+	return &Registry{tools: map[string]*entry{}, changed: make(chan struct{})}
+}
+
+// From returns the registry injected into a plugin instance.
+func From(ctx *host.Context) (*Registry, error) {
+	return host.Use[*Registry](ctx, Service)
+}
+
+// Register adds tools, all or none, and ties them to f: they are removed when
+// f is disposed, or earlier through the returned release function. A name
+// that breaks the contract, appears twice in the batch, or is already
+// registered fails the whole batch: `tool "<name>" is already registered`.
+func (r *Registry) Register(f *fiber.Fiber, batch ...Tool) (release fiber.Disposer, err error) {
+	entries := make([]*entry, len(batch))
+	seen := make(map[string]bool, len(batch))
+	for i, t := range batch {
+		if !NamePattern.MatchString(t.Name) {
+			return nil, fmt.Errorf("tool %q: the name must match %s", t.Name, NamePattern)
+		}
+		if seen[t.Name] {
+			return nil, fmt.Errorf("tool %q is listed twice in one registration", t.Name)
+		}
+		seen[t.Name] = true
+		if t.Execute == nil {
+			return nil, fmt.Errorf("tool %q: no executor", t.Name)
+		}
+		if len(t.Parameters) == 0 {
+			t.Parameters = emptyParameters
+		} else if !json.Valid(t.Parameters) {
+			return nil, fmt.Errorf("tool %q: parameters are not valid JSON", t.Name)
+		}
+		entries[i] = &entry{tool: t, model: modelJSON(t)}
+	}
+
+	r.mu.Lock()
+	for _, e := range entries {
+		if _, taken := r.tools[e.tool.Name]; taken {
+			r.mu.Unlock()
+			return nil, fmt.Errorf("tool %q is %w", e.tool.Name, ErrConflict)
+		}
+	}
+	for _, e := range entries {
+		r.tools[e.tool.Name] = e
+	}
+	r.changedLocked()
+	r.mu.Unlock()
+
+	remove := func(context.Context) error {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for _, e := range entries {
+			if r.tools[e.tool.Name] == e {
+				delete(r.tools, e.tool.Name)
+			}
+		}
+		r.changedLocked()
+		return nil
+	}
+	release, err = f.Defer(fmt.Sprintf("unregister %d tool(s)", len(entries)), remove)
+	if err != nil {
+		// The fiber is gone; the disposer already ran and removed the tools.
+		return nil, fmt.Errorf("register tools: %w", err)
+	}
+	return release, nil
+}
+
+func (r *Registry) changedLocked() {
+	r.sorted, r.model = nil, nil
+	r.version++
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+// Changed returns a channel closed at the next change of the set of tools.
+func (r *Registry) Changed() <-chan struct{} {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.changed
+}
+
+// Version increases with every change of the set of tools.
+func (r *Registry) Version() uint64 {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.version
+}
+
+// Lookup returns the tool registered under name.
+func (r *Registry) Lookup(name string) (Tool, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	e, ok := r.tools[name]
+	if !ok {
+		return Tool{}, false
+	}
+	return e.tool, true
+}
+
+// List returns the tools sorted by name.
+func (r *Registry) List() []Tool {
+	sorted := r.sortedEntries()
+	out := make([]Tool, len(sorted))
+	for i, e := range sorted {
+		out[i] = e.tool
+	}
+	return out
+}
+
+// Names returns the registered names, sorted.
+func (r *Registry) Names() []string {
+	sorted := r.sortedEntries()
+	out := make([]string, len(sorted))
+	for i, e := range sorted {
+		out[i] = e.tool.Name
+	}
+	return out
+}
+
+func (r *Registry) sortedEntries() []*entry {
+	r.mu.RLock()
+	if s := r.sorted; s != nil {
+		r.mu.RUnlock()
+		return s
+	}
+	r.mu.RUnlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sorted == nil {
+		s := make([]*entry, 0, len(r.tools))
+		for _, e := range r.tools {
+			s = append(s, e)
+		}
+		sort.Slice(s, func(i, j int) bool { return s[i].tool.Name < s[j].tool.Name })
+		r.sorted = s
+	}
+	return r.sorted
+}
+
+// ModelJSON returns the tools as the model receives them: a JSON array,
+// sorted by name, of {"type":"function","function":{"name","description",
+// "parameters"}} with each schema exactly as registered. The bytes are
+// identical until the set changes; the caller must not modify them.
+func (r *Registry) ModelJSON() []byte {
+	r.mu.RLock()
+	if m := r.model; m != nil {
+		r.mu.RUnlock()
+		return m
+	}
+	r.mu.RUnlock()
+	sorted := r.sortedEntries()
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i, e := range sorted {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(e.model)
+	}
+	b.WriteByte(']')
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.model == nil && sameEntries(r.sorted, sorted) {
+		r.model = b.Bytes()
+	}
+	return b.Bytes()
+}
+
+func sameEntries(a, b []*entry) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func modelJSON(t Tool) []byte {
+	name, _ := json.Marshal(t.Name)
+	desc, _ := json.Marshal(t.Description)
+	var b bytes.Buffer
+	b.WriteString(`{"type":"function","function":{"name":`)
+	b.Write(name)
+	b.WriteString(`,"description":`)
+	b.Write(desc)
+	b.WriteString(`,"parameters":`)
+	b.Write(t.Parameters)
+	b.WriteString(`}}`)
+	return b.Bytes()
+}
+
+// Execute calls a tool and returns what the model sees. It never fails: an
+// unknown tool, an executor error or panic, and an error result all become a
+// Result with IsError set and text starting with "Error: ".
+func (r *Registry) Execute(ctx context.Context, name string, args json.RawMessage) Result {
+	t, ok := r.Lookup(name)
+	if !ok {
+		return Result{Text: fmt.Sprintf("Error: unknown tool %q", name), IsError: true}
+	}
+	res, err := run(ctx, t, args)
+	switch {
+	case err != nil:
+		return Result{Text: "Error: " + err.Error(), IsError: true}
+	case res.IsError:
+		return Result{Text: "Error: " + res.Text, IsError: true}
+	}
+	return res
+}
+
+func run(ctx context.Context, t Tool, args json.RawMessage) (res Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("tool %q panicked: %v", t.Name, p)
+		}
+	}()
+	return t.Execute(ctx, args)
+}
