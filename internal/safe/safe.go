@@ -1,0 +1,74 @@
+// Package safe makes text from other programs (MCP servers' names,
+// descriptions, stderr) safe to print: control characters are escaped, so a
+// server cannot move the cursor, set the window title or hide text.
+package safe
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Line escapes every control character, including newlines and tabs, and
+// the Unicode bidirectional overrides, so s prints as one inert line.
+// Invalid UTF-8 bytes are escaped as \xHH.
+func Line(s string) string {
+	if clean(s, false) {
+		return s
+	}
+	return escape(s, false)
+}
+
+// Text is Line but keeps newlines and tabs, for multi-line text such as a
+// description.
+func Text(s string) string {
+	if clean(s, true) {
+		return s
+	}
+	return escape(s, true)
+}
+
+func clean(s string, keepLayout bool) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf || c < 0x20 || c == 0x7f {
+			if keepLayout && (c == '\n' || c == '\t') {
+				continue
+			}
+			return false
+		}
+	}
+	return true
+}
+
+func escape(s string, keepLayout bool) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case keepLayout && (r == '\n' || r == '\t'):
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case unicode.IsControl(r) || isBidi(r) || unicode.Is(unicode.Cf, r) && r != 0x200d:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+		i += size
+	}
+	return b.String()
+}
+
+func isBidi(r rune) bool {
+	return r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
+}

@@ -1,0 +1,29 @@
+package safe_test
+
+import (
+	"testing"
+
+	"github.com/harness-go/harness/internal/safe"
+)
+
+func TestEscaping(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, in, line, text string }{
+		{"plain", "hello, wörld 😀", "hello, wörld 😀", "hello, wörld 😀"},
+		{"csi", "\x1b[31mred\x1b[0m", `\x1b[31mred\x1b[0m`, `\x1b[31mred\x1b[0m`},
+		{"osc title", "\x1b]0;pwned\x07", `\x1b]0;pwned\x07`, `\x1b]0;pwned\x07`},
+		{"layout", "a\nb\tc\rd", `a\nb\tc\rd`, "a\nb\tc\\rd"},
+		{"c1", "x\u009by", `x\u009by`, `x\u009by`},
+		{"bidi", "a\u202eb", `a\u202eb`, `a\u202eb`},
+		{"invalid utf8", "a\xffb", `a\xffb`, `a\xffb`},
+		{"del", "a\x7fb", `a\x7fb`, `a\x7fb`},
+		{"zwj kept", "👩\u200d💻", "👩\u200d💻", "👩\u200d💻"},
+	} {
+		if got := safe.Line(tc.in); got != tc.line {
+			t.Errorf("%s: Line = %q, want %q", tc.name, got, tc.line)
+		}
+		if got := safe.Text(tc.in); got != tc.text {
+			t.Errorf("%s: Text = %q, want %q", tc.name, got, tc.text)
+		}
+	}
+}

@@ -1,0 +1,199 @@
+package mcpclient
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/harness-go/harness/host"
+)
+
+// Transports.
+const (
+	TransportStdio = "stdio"
+	TransportHTTP  = "streamable-http"
+)
+
+// Protocol strategies.
+const (
+	// ProtocolAuto performs the initialize handshake (protocol 2025-11-25,
+	// which every server we know answers at once) and falls back to the
+	// stateless protocol of 2026-07-28 only when a server rejects the
+	// handshake as an unknown method.
+	ProtocolAuto = "auto"
+	// ProtocolLegacy performs the initialize handshake only.
+	ProtocolLegacy = "legacy"
+	// ProtocolModern probes with server/discover first (mcp-go's default)
+	// and falls back to the handshake.
+	ProtocolModern = "modern"
+)
+
+// Defaults.
+const (
+	DefaultToolCallTimeout = 60 * time.Second
+	DefaultStartupTimeout  = 30 * time.Second
+)
+
+var (
+	serverNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+	headerName        = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+)
+
+// Config is the configuration of one MCP server, as in the seeds' table, plus
+// two keys of ours (startupTimeoutMs, protocol). Which keys apply depends on
+// transport; a key of the other transport is an error.
+type Config struct {
+	// Transport is "stdio" or "streamable-http".
+	Transport string `yaml:"transport" json:"transport"`
+	// ServerName namespaces the server's tools: mcp__<serverName>__<tool>.
+	ServerName string `yaml:"serverName" json:"serverName"`
+
+	// Command is the executable of a stdio server, looked up on PATH.
+	Command string `yaml:"command" json:"command,omitempty"`
+	// Args are passed to Command.
+	Args []string `yaml:"args" json:"args,omitempty"`
+	// Env is added on top of the scrubbed ambient environment.
+	Env map[string]string `yaml:"env" json:"-"`
+	// Cwd is the child's working directory; relative to cordis.yml's
+	// directory; empty means the harness's working directory.
+	Cwd string `yaml:"cwd" json:"cwd,omitempty"`
+
+	// URL is the endpoint of a Streamable HTTP server.
+	URL string `yaml:"url" json:"url,omitempty"`
+	// Headers are sent with every request.
+	Headers map[string]string `yaml:"headers" json:"-"`
+
+	// ToolCallTimeoutMs bounds one tools/call (default 60000).
+	ToolCallTimeoutMs int `yaml:"toolCallTimeoutMs" json:"toolCallTimeoutMs"`
+	// StartupTimeoutMs bounds connecting and the first listing (default
+	// 30000).
+	StartupTimeoutMs int `yaml:"startupTimeoutMs" json:"startupTimeoutMs"`
+	// Protocol is the handshake strategy: auto (default), legacy or modern.
+	Protocol string `yaml:"protocol" json:"protocol"`
+}
+
+// defaultConfig returns the configuration before cordis.yml is applied.
+func defaultConfig() Config {
+	return Config{
+		ToolCallTimeoutMs: int(DefaultToolCallTimeout / time.Millisecond),
+		StartupTimeoutMs:  int(DefaultStartupTimeout / time.Millisecond),
+		Protocol:          ProtocolAuto,
+	}
+}
+
+// Validate checks the configuration; every problem is reported, each with the
+// key it is about.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, host.FieldErrorf(field, format, args...))
+	}
+
+	switch {
+	case c.ServerName == "":
+		bad("serverName", "is required")
+	case !serverNamePattern.MatchString(c.ServerName):
+		bad("serverName", "%q must match ^[A-Za-z0-9_-]{1,32}$", c.ServerName)
+	case strings.Contains(c.ServerName, "__"):
+		bad("serverName", "%q must not contain \"__\": it separates the server from the tool in mcp__<server>__<tool>", c.ServerName)
+	case strings.HasPrefix(c.ServerName, "_") || strings.HasSuffix(c.ServerName, "_"):
+		bad("serverName", "%q must not start or end with \"_\": mcp__<server>__<tool> would be ambiguous", c.ServerName)
+	}
+
+	stdioOnly := map[string]bool{"command": c.Command != "", "args": len(c.Args) > 0, "env": len(c.Env) > 0, "cwd": c.Cwd != ""}
+	httpOnly := map[string]bool{"url": c.URL != "", "headers": len(c.Headers) > 0}
+	misplaced := func(keys map[string]bool, transport string) {
+		names := make([]string, 0, len(keys))
+		for k, set := range keys {
+			if set {
+				names = append(names, k)
+			}
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			bad(k, "is only for transport %q", transport)
+		}
+	}
+
+	switch c.Transport {
+	case TransportStdio:
+		if c.Command == "" {
+			bad("command", "is required for transport %q", TransportStdio)
+		}
+		for k := range c.Env {
+			if k == "" || strings.ContainsAny(k, "=\x00") {
+				bad("env", "%q is not a valid environment variable name", k)
+			}
+		}
+		misplaced(httpOnly, TransportHTTP)
+	case TransportHTTP:
+		if c.URL == "" {
+			bad("url", "is required for transport %q", TransportHTTP)
+		} else if u, err := url.Parse(c.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("url", "%q is not an http:// or https:// URL", c.URL)
+		}
+		for k, v := range c.Headers {
+			if !headerName.MatchString(k) {
+				bad("headers", "%q is not a valid header name", k)
+			}
+			if strings.ContainsAny(v, "\r\n\x00") {
+				bad("headers."+k, "the value must not contain line breaks")
+			}
+		}
+		misplaced(stdioOnly, TransportStdio)
+	case "":
+		bad("transport", "is required: %q or %q", TransportStdio, TransportHTTP)
+	default:
+		bad("transport", "%q is not supported; use %q or %q (the legacy HTTP+SSE transport is not)", c.Transport, TransportStdio, TransportHTTP)
+	}
+
+	if c.ToolCallTimeoutMs <= 0 {
+		bad("toolCallTimeoutMs", "must be a positive number of milliseconds")
+	}
+	if c.StartupTimeoutMs <= 0 {
+		bad("startupTimeoutMs", "must be a positive number of milliseconds")
+	}
+	switch c.Protocol {
+	case ProtocolAuto, ProtocolLegacy, ProtocolModern:
+	default:
+		bad("protocol", "%q is not one of %q, %q, %q", c.Protocol, ProtocolAuto, ProtocolLegacy, ProtocolModern)
+	}
+	return errors.Join(errs...)
+}
+
+// Unique reports the value that must be unique among enabled entries.
+func (c *Config) Unique() map[string]string {
+	return map[string]string{"serverName": c.ServerName}
+}
+
+func (c *Config) toolCallTimeout() time.Duration {
+	return time.Duration(c.ToolCallTimeoutMs) * time.Millisecond
+}
+
+func (c *Config) startupTimeout() time.Duration {
+	return time.Duration(c.StartupTimeoutMs) * time.Millisecond
+}
+
+// redacted returns the keys of m with every value replaced, for status.
+func redacted(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k := range m {
+		out[k] = "<redacted>"
+	}
+	return out
+}
+
+// describe is a short human description of where the server is.
+func (c *Config) describe() string {
+	if c.Transport == TransportHTTP {
+		return c.URL
+	}
+	return strings.TrimSpace(fmt.Sprintf("%s %s", c.Command, strings.Join(c.Args, " ")))
+}

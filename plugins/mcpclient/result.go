@@ -1,0 +1,89 @@
+package mcpclient
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// callResult is the part of a tools/call result we read. Content blocks stay
+// raw: a block of a type we do not know must not spoil the others.
+type callResult struct {
+	Content           []json.RawMessage `json:"content"`
+	StructuredContent json.RawMessage   `json:"structuredContent"`
+	IsError           bool              `json:"isError"`
+}
+
+// block is the part of a content block we read.
+type block struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	MimeType string `json:"mimeType"`
+}
+
+// mapped is a tools/call result as the model will see it.
+type mapped struct {
+	Text    string
+	IsError bool
+	// Discarded lists the placeholders written for binary content, for the
+	// log.
+	Discarded []string
+}
+
+// mapResult turns the raw result of tools/call into one text (see the seeds'
+// result mapping): text blocks joined by "\n"; image, audio and resource
+// blocks replaced by short placeholders; a result with no content but
+// structuredContent rendered as its compact JSON; nothing at all said so.
+func mapResult(raw json.RawMessage, rawName string) (mapped, error) {
+	var r callResult
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return mapped{}, fmt.Errorf("the server's result is not a tools/call result: %w", err)
+	}
+	out := mapped{IsError: r.IsError}
+	parts := make([]string, 0, len(r.Content))
+	for _, c := range r.Content {
+		var b block
+		if err := json.Unmarshal(c, &b); err != nil {
+			parts = append(parts, "[unsupported content: not an object]")
+			continue
+		}
+		switch b.Type {
+		case "text":
+			parts = append(parts, b.Text)
+		case "image", "audio":
+			p := fmt.Sprintf("[%s: %s, content discarded]", b.Type, b.MimeType)
+			parts = append(parts, p)
+			out.Discarded = append(out.Discarded, p)
+		case "resource", "resource_link":
+			p := "[resource: content discarded]"
+			parts = append(parts, p)
+			out.Discarded = append(out.Discarded, p)
+		default:
+			parts = append(parts, fmt.Sprintf("[unsupported content type: %s]", b.Type))
+		}
+	}
+	switch {
+	case len(parts) > 0:
+		out.Text = strings.Join(parts, "\n")
+	case len(r.StructuredContent) > 0 && !bytes.Equal(r.StructuredContent, []byte("null")):
+		var b bytes.Buffer
+		if err := json.Compact(&b, r.StructuredContent); err != nil {
+			return mapped{}, fmt.Errorf("structuredContent: %w", err)
+		}
+		out.Text = b.String()
+	default:
+		out.Text = fmt.Sprintf("(%s returned no text content)", rawName)
+	}
+	return out, nil
+}
+
+// objectArgs returns args when it is a JSON object, and {} otherwise (the
+// seeds: arguments that parse but are not an object are sent as {}).
+func objectArgs(args json.RawMessage) json.RawMessage {
+	trimmed := bytes.TrimSpace(args)
+	if len(trimmed) > 0 && trimmed[0] == '{' && json.Valid(trimmed) {
+		return trimmed
+	}
+	return json.RawMessage("{}")
+}
