@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -59,6 +60,7 @@ type Host struct {
 type entry struct {
 	spec    *Entry
 	kind    *Kind
+	last    Plugin // the plugin of the last instance, for status after it stopped
 	state   State
 	since   time.Time
 	err     error
@@ -212,7 +214,7 @@ func (h *Host) load(f *File) (*Plan, error) {
 	}
 	if problems := check(f, h.env, false).errors; len(problems) > 0 {
 		err := &LoadError{Problems: problems}
-		h.log.Warn("configuration refused; nothing changed", "file", f.Path, "err", err)
+		h.log.Info("configuration refused; nothing changed", "file", f.Path, "err", err)
 		h.emit(Event{Type: ReloadRejected, Err: err})
 		return nil, err
 	}
@@ -237,6 +239,9 @@ func (h *Host) load(f *File) (*Plan, error) {
 		e := h.entries[spec.ID]
 		if e == nil {
 			e = &entry{state: Stopped}
+		}
+		if e.spec != nil && e.spec.digest != spec.digest {
+			e.last = nil
 		}
 		e.spec, e.kind = spec, kind
 		next[spec.ID] = e
@@ -367,6 +372,7 @@ func (h *Host) apply(e *entry) {
 	}
 	h.mu.Lock()
 	inst.plugin = plugin
+	e.last = plugin
 	h.mu.Unlock()
 	for _, u := range r.unset {
 		log.Debug("a !!js value is undefined; its key is left out", "field", u.Field, "vars", u.Vars, "at", u.Pos.String())
@@ -545,10 +551,12 @@ func (h *Host) setState(e *entry, s State, err error, missing []string) {
 	if e.spec == nil {
 		return
 	}
+	// State changes are information: the harness tells people about
+	// failures itself. Warn and Error are for what nobody else reports.
 	log := h.log.With("entry", e.spec.ID)
 	switch {
 	case s == Failed:
-		log.Error("entry failed", "err", err)
+		log.Info("entry failed", "err", err)
 	case s == Pending:
 		log.Info("entry pending", "missing", missing)
 	case s != prev:
@@ -596,11 +604,11 @@ func (h *Host) Snapshot() []EntryStatus {
 		e := h.entries[id]
 		st := EntryStatus{ID: id, Plugin: e.spec.Name, State: e.state, Since: e.since, Missing: e.missing, Pos: e.spec.Pos, err: e.err}
 		if e.err != nil {
-			st.Error = e.err.Error()
+			st.Error = strings.TrimPrefix(e.err.Error(), fmt.Sprintf("entry %q: ", id))
 		}
 		st.Settled = h.settledLocked(e, map[*entry]bool{})
-		var p Plugin
-		if e.inst != nil {
+		p := e.last
+		if e.inst != nil && e.inst.plugin != nil {
 			p = e.inst.plugin
 		}
 		out = append(out, st)
@@ -638,6 +646,13 @@ func (h *Host) settledLocked(e *entry, seen map[*entry]bool) bool {
 		}
 	}
 	return true
+}
+
+// Changed returns a channel closed at the next event of the host.
+func (h *Host) Changed() <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.changed
 }
 
 // Wait blocks until cond holds for a snapshot, or ctx ends.

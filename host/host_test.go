@@ -21,8 +21,8 @@ func TestApplyFailureLeavesNothingAndSiblingsRun(t *testing.T) {
 	for _, tc := range []struct {
 		name, cfg, reason string
 	}{
-		{"error", `failApply: "halfway there"`, `entry "bad": apply: halfway there`},
-		{"panic", `panic: true`, `entry "bad": apply: panic: probe panicked on purpose`},
+		{"error", `failApply: "halfway there"`, `apply: halfway there`},
+		{"panic", `panic: true`, `apply: panic: probe panicked on purpose`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -195,7 +195,7 @@ func TestAsyncStartFailure(t *testing.T) {
 	}
 	fx.rec.gate("a") <- errors.New("initialize: connection refused")
 	a := fx.waitState("a", host.Failed)
-	if a.Error != `entry "a": connect: initialize: connection refused` {
+	if a.Error != `connect: initialize: connection refused` {
 		t.Fatalf("reason %q", a.Error)
 	}
 	if n := len(fx.tools.Names()); n != 0 {

@@ -191,7 +191,7 @@ func (w *Watcher) reload(ctx context.Context, force bool) {
 	switch {
 	case errors.Is(err, ErrUnchanged):
 	case err != nil:
-		w.log.Warn("configuration change refused; the running entries are unchanged", "file", w.path, "err", err)
+		w.log.Info("configuration change refused; the running entries are unchanged", "file", w.path, "err", err)
 	case plan.Empty():
 		w.log.Info("configuration reloaded; no entry changed", "file", w.path)
 	}

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/harness-go/harness/host"
@@ -38,6 +39,9 @@ type Plugin struct {
 	// Timezone is the IANA zone the clock uses when the call names none.
 	Timezone string `yaml:"timezone" json:"timezone,omitempty"`
 
+	// mu guards names: the host calls Status from any goroutine (a
+	// Snapshot), even while Apply runs.
+	mu    sync.Mutex
 	names []string
 }
 
@@ -78,13 +82,18 @@ func (p *Plugin) Apply(ctx *host.Context) error {
 	if _, err := reg.Register(ctx.Fiber(), batch...); err != nil {
 		return err
 	}
-	p.names = []string{batch[0].Name, batch[1].Name}
-	ctx.Logger().Debug("tools registered", "tools", strings.Join(p.names, ", "))
+	names := []string{batch[0].Name, batch[1].Name}
+	p.mu.Lock()
+	p.names = names
+	p.mu.Unlock()
+	ctx.Logger().Debug("tools registered", "tools", strings.Join(names, ", "))
 	return nil
 }
 
 // Status reports the registered tool names.
 func (p *Plugin) Status() any {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	return map[string]any{"tools": p.names, "timezone": p.Timezone}
 }
 

@@ -72,11 +72,12 @@ type Plugin struct {
 
 // runtime is the live state of an applied instance.
 type runtime struct {
-	cfg  Config
-	ctx  *host.Context
-	log  *slog.Logger
-	reg  *tools.Registry
-	sync chan struct{} // coalesced re-sync requests
+	redact *redactor
+	cfg    Config
+	ctx    *host.Context
+	log    *slog.Logger
+	reg    *tools.Registry
+	sync   chan struct{} // coalesced re-sync requests
 
 	syncMu sync.Mutex // serializes listings and swaps
 
@@ -135,12 +136,13 @@ func (p *Plugin) Apply(ctx *host.Context) error {
 	}
 
 	rt := &runtime{
-		cfg:   p.Config,
-		ctx:   ctx,
-		log:   ctx.Logger().With("server", name),
-		reg:   reg,
-		sync:  make(chan struct{}, 1),
-		phase: "connecting",
+		redact: newRedactor(p.Env, p.Headers),
+		cfg:    p.Config,
+		ctx:    ctx,
+		log:    ctx.Logger().With("server", name),
+		reg:    reg,
+		sync:   make(chan struct{}, 1),
+		phase:  "connecting",
 	}
 	p.rt.Store(rt)
 	done := ctx.Begin("connect")
@@ -172,7 +174,7 @@ func (rt *runtime) run(life context.Context, done func(error)) {
 				rt.log.Warn("re-sync failed; the previous tools stay registered", "err", err)
 			}
 		case <-lost:
-			reason := rt.sess.stdio.Err()
+			reason := rt.redact.err(rt.sess.stdio.Err())
 			rt.dropTools()
 			rt.setPhase("lost")
 			rt.ctx.Fail(fmt.Errorf("mcp-client(%s): %w", rt.cfg.ServerName, reason))
@@ -184,7 +186,7 @@ func (rt *runtime) run(life context.Context, done func(error)) {
 func (rt *runtime) connect(life context.Context) error {
 	ctx, cancel := context.WithTimeout(life, rt.cfg.startupTimeout())
 	defer cancel()
-	sess, err := dial(life, rt.cfg, rt.ctx.Dir(), rt.log)
+	sess, err := dial(life, rt.cfg, rt.ctx.Dir(), rt.log, rt.redact)
 	if err != nil {
 		return fmt.Errorf("mcp-client(%s): %w", rt.cfg.ServerName, err)
 	}
@@ -207,7 +209,7 @@ func (rt *runtime) connect(life context.Context) error {
 		if errors.Is(err, context.DeadlineExceeded) && life.Err() == nil {
 			err = fmt.Errorf("startup timed out after %s (startupTimeoutMs): %w", rt.cfg.startupTimeout(), sess.explain(err))
 		}
-		return fmt.Errorf("mcp-client(%s): %w", rt.cfg.ServerName, err)
+		return fmt.Errorf("mcp-client(%s): %w", rt.cfg.ServerName, rt.redact.err(err))
 	}
 	return nil
 }
@@ -359,15 +361,16 @@ type Status struct {
 	Headers    map[string]string `json:"headers,omitempty"`
 	Protocol   string            `json:"protocol"`
 
-	Phase           string     `json:"phase"`
-	PID             int        `json:"pid,omitempty"`
-	Server          *Server    `json:"server,omitempty"`
-	ProtocolVersion string     `json:"protocolVersion,omitempty"`
-	Tools           []NamePair `json:"tools"`
-	Syncs           int        `json:"syncs"`
-	LastSync        *time.Time `json:"lastSync,omitempty"`
-	SyncError       string     `json:"syncError,omitempty"`
-	Stderr          []string   `json:"stderr,omitempty"`
+	Phase           string            `json:"phase"`
+	PID             int               `json:"pid,omitempty"`
+	Server          *Server           `json:"server,omitempty"`
+	ProtocolVersion string            `json:"protocolVersion,omitempty"`
+	ToolCount       int               `json:"toolCount"`
+	Tools           map[string]string `json:"tools"` // public name → the server's name
+	Syncs           int               `json:"syncs"`
+	LastSync        *time.Time        `json:"lastSync,omitempty"`
+	SyncError       string            `json:"syncError,omitempty"`
+	Stderr          []string          `json:"stderr,omitempty"`
 }
 
 // Server is what a server says about itself.
@@ -388,7 +391,7 @@ func (p *Plugin) Status() any {
 		Headers:    redacted(p.Headers),
 		Protocol:   p.Protocol,
 		Phase:      "configured",
-		Tools:      []NamePair{},
+		Tools:      map[string]string{},
 	}
 	if u, err := url.Parse(p.URL); err == nil && p.URL != "" {
 		st.URL = u.Redacted()
@@ -407,7 +410,10 @@ func (p *Plugin) Status() any {
 		st.LastSync = &t
 	}
 	if rt.gen != nil {
-		st.Tools = rt.gen.names
+		for _, n := range rt.gen.names {
+			st.Tools[n.Public] = n.Raw
+		}
+		st.ToolCount = len(rt.gen.names)
 	}
 	if s := rt.sess; s != nil {
 		if info, proto := s.info(); proto != "" {
@@ -452,11 +458,16 @@ func (s *Status) StatusLines() []string {
 		lines = append(lines, "phase "+s.Phase)
 	}
 	lines = append(lines, fmt.Sprintf("tools: %d", len(s.Tools)))
-	for _, t := range s.Tools {
-		if t.Public == PublicPlain(s.ServerName, t.Raw) {
-			lines = append(lines, "  "+t.Public)
+	publics := make([]string, 0, len(s.Tools))
+	for p := range s.Tools {
+		publics = append(publics, p)
+	}
+	sort.Strings(publics)
+	for _, p := range publics {
+		if raw := s.Tools[p]; p == PublicPlain(s.ServerName, raw) {
+			lines = append(lines, "  "+p)
 		} else {
-			lines = append(lines, fmt.Sprintf("  %s ← %s", t.Public, safe.Line(t.Raw)))
+			lines = append(lines, fmt.Sprintf("  %s ← %s", p, safe.Line(raw)))
 		}
 	}
 	if s.SyncError != "" {

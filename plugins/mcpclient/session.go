@@ -75,7 +75,7 @@ var defaultSchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
 // dial opens the transport: it starts a stdio server, or prepares the HTTP
 // client. life is the instance's long-lived context.
-func dial(life context.Context, cfg Config, dir string, log *slog.Logger) (*session, error) {
+func dial(life context.Context, cfg Config, dir string, log *slog.Logger, redact *redactor) (*session, error) {
 	s := &session{cfg: cfg, log: log}
 	s.initReq.Params.ClientInfo = mcp.Implementation{Name: clientName, Version: clientVersion()}
 	switch cfg.Transport {
@@ -88,7 +88,7 @@ func dial(life context.Context, cfg Config, dir string, log *slog.Logger) (*sess
 		case !filepath.IsAbs(cwd):
 			cwd = filepath.Join(dir, cwd)
 		}
-		conn, err := startStdio(cfg.Command, cfg.Args, env, cwd, log)
+		conn, err := startStdio(cfg.Command, cfg.Args, env, cwd, log, redact.text)
 		if err != nil {
 			return nil, err
 		}

@@ -56,6 +56,7 @@ type stdioConn struct {
 	cmd    *exec.Cmd
 	stdin  *os.File
 	log    *slog.Logger
+	redact func(string) string // hides secret values in stderr
 	stderr *tail
 
 	writeMu sync.Mutex
@@ -77,7 +78,7 @@ type stdioConn struct {
 
 // startStdio starts the server. The child runs in its own process group with
 // the given environment and directory; ctx only bounds the start.
-func startStdio(command string, args, env []string, dir string, log *slog.Logger) (*stdioConn, error) {
+func startStdio(command string, args, env []string, dir string, log *slog.Logger, redact func(string) string) (*stdioConn, error) {
 	path, err := resolveCommand(command, dir, env)
 	if err != nil {
 		return nil, err
@@ -120,6 +121,7 @@ func startStdio(command string, args, env []string, dir string, log *slog.Logger
 		cmd:     cmd,
 		stdin:   inW,
 		log:     log,
+		redact:  redact,
 		stderr:  newTail(stderrLines),
 		pending: map[string]chan *transport.JSONRPCResponse{},
 		notes:   make(chan mcp.JSONRPCNotification, 64),
@@ -451,6 +453,9 @@ func (c *stdioConn) readStderr(r io.ReadCloser) {
 			line = append(head, "…"...)
 		}
 		if s := strings.TrimRight(string(line), "\r\n"); s != "" {
+			if c.redact != nil {
+				s = c.redact(s)
+			}
 			c.stderr.add(s)
 			c.log.Debug("server stderr", "line", safe.Line(s))
 		}

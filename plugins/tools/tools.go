@@ -235,7 +235,10 @@ func (r *Registry) ModelJSON() []byte {
 	b.WriteByte(']')
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.model == nil && sameEntries(r.sorted, sorted) {
+	// Cache the bytes only if the set is still the one they were built from.
+	// A nil r.sorted means a change came in since: it must not compare equal
+	// to an empty listing taken before that change.
+	if r.model == nil && r.sorted != nil && sameEntries(r.sorted, sorted) {
 		r.model = b.Bytes()
 	}
 	return b.Bytes()

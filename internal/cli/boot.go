@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/host/jsexpr"
+	"github.com/harness-go/harness/internal/safe"
+	"github.com/harness-go/harness/plugins/mcpclient"
+	"github.com/harness-go/harness/plugins/tools"
+)
+
+// shutdownTimeout bounds the disposal of everything at exit.
+const shutdownTimeout = 20 * time.Second
+
+// harness is a booted host with its tools.
+type harness struct {
+	o     *options
+	env   Env
+	log   *slog.Logger
+	host  *host.Host
+	tools *tools.Registry
+}
+
+func newLogger(w io.Writer, o *options) *slog.Logger {
+	level := slog.LevelWarn
+	if o.logLevel != "" {
+		level = levels[o.logLevel]
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if o.logFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+func jsEnv(env Env) *jsexpr.Env {
+	cwd, _ := os.Getwd()
+	return &jsexpr.Env{Lookup: env.Lookup, Cwd: cwd}
+}
+
+// boot reads and loads cordis.yml. A configuration that does not load is exit
+// code 2.
+func boot(ctx context.Context, o *options, env Env) (*harness, error) {
+	log := newLogger(env.Stderr, o)
+	f, err := host.ReadFile(o.config)
+	if err != nil {
+		return nil, exit(ExitUsage, "harness: %s", safe.Text(err.Error()))
+	}
+	h := host.New(host.Options{Logger: log, Env: jsEnv(env)})
+	reg := tools.New()
+	h.Provide(tools.Service, reg)
+	if _, err := h.Load(ctx, f); err != nil {
+		_ = h.Close(context.Background())
+		return nil, exit(ExitUsage, "harness: %s", safe.Text(err.Error()))
+	}
+	return &harness{o: o, env: env, log: log, host: h, tools: reg}, nil
+}
+
+// close disposes every entry, bounded.
+func (hs *harness) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := hs.host.Close(ctx); err != nil {
+		hs.log.Warn("shutdown incomplete", "err", err)
+	}
+}
+
+// settle waits until every entry settles, bounded by --wait, or until ctx
+// ends. It returns false when the bound was hit first.
+func (hs *harness) settle(ctx context.Context) bool {
+	if hs.o.wait <= 0 {
+		return host.AllSettled(hs.host.Snapshot())
+	}
+	ctx, cancel := context.WithTimeout(ctx, hs.o.wait)
+	defer cancel()
+	return hs.host.Settle(ctx) == nil
+}
+
+// problems describes the entries that failed, wait for a service, or have
+// not settled; one line each.
+func (hs *harness) problems() []string {
+	var out []string
+	for _, e := range hs.host.Snapshot() {
+		switch {
+		case e.State == host.Failed:
+			out = append(out, fmt.Sprintf("entry %q failed: %s", e.ID, safe.Text(e.Error)))
+		case !e.Settled:
+			out = append(out, fmt.Sprintf("entry %q is still %s after %s (--wait)", e.ID, e.State, hs.o.wait))
+		case e.State == host.Pending:
+			out = append(out, fmt.Sprintf("entry %q is pending: no enabled entry provides %s", e.ID, strings.Join(e.Missing, ", ")))
+		}
+	}
+	return out
+}
+
+// reportProblems prints the problems on stderr and says whether the exit code
+// must be 1: a failed or unsettled entry. A pending entry is reported but is
+// not an error by itself.
+func (hs *harness) reportProblems() bool {
+	bad := false
+	for _, e := range hs.host.Snapshot() {
+		if e.State == host.Failed || !e.Settled {
+			bad = true
+		}
+	}
+	for _, p := range hs.problems() {
+		fmt.Fprintln(hs.env.Stderr, "harness: "+p)
+	}
+	return bad
+}
+
+// oneShot boots, settles, runs fn and shuts down.
+func oneShot(ctx context.Context, o *options, env Env, fn func(context.Context, *harness) error) error {
+	ctx, stop := withSignals(ctx, env.Signals)
+	defer stop()
+	hs, err := boot(ctx, o, env)
+	if err != nil {
+		return err
+	}
+	defer hs.close()
+	return fn(ctx, hs)
+}
+
+// withSignals cancels ctx on the first signal.
+func withSignals(ctx context.Context, signals <-chan os.Signal) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s, ok := <-signals:
+			if ok {
+				cancel(fmt.Errorf("%w: %s", errInterrupted, s))
+			}
+		case <-done:
+		}
+	}()
+	return ctx, func() { close(done); cancel(nil) }
+}
+
+var errInterrupted = errors.New("interrupted")
+
+// mcpStatus returns the MCP details of an entry, if it is one.
+func mcpStatus(e host.EntryStatus) *mcpclient.Status {
+	s, _ := e.Details.(*mcpclient.Status)
+	return s
+}

@@ -1,0 +1,262 @@
+// Package cli is the harness command: it parses the command line, boots a
+// host from cordis.yml, and runs one command or the console. The contract
+// (commands, flags, streams, exit codes) is written in the README and tested
+// through the built binary in tests/.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"strings"
+	"time"
+)
+
+// Exit codes.
+const (
+	ExitOK      = 0 // success
+	ExitFailure = 1 // a tool returned an error result; an entry failed or did not settle
+	ExitUsage   = 2 // usage error, unknown tool, bad JSON, a config that does not load
+)
+
+// Env is the outside world of one run: streams, environment, signals. Tests
+// run the command in-process with their own.
+type Env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// Getenv reads the environment (for !!js); nil means os.LookupEnv.
+	Lookup func(string) (string, bool)
+	// Signals delivers SIGINT/SIGTERM/SIGHUP; nil means none.
+	Signals <-chan os.Signal
+	// StdinTTY and StderrTTY say whether the streams are terminals.
+	StdinTTY, StderrTTY bool
+}
+
+// options are the parsed flags.
+type options struct {
+	config    string
+	wait      time.Duration
+	logLevel  string
+	logFormat string
+	json      bool
+	help      bool
+	command   string
+	explicit  bool // the command was named, not defaulted to run
+	args      []string
+	// set records the flags given explicitly.
+	set map[string]bool
+}
+
+// usageError is a command line that does not parse.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// exitError carries an exit code and a message for stderr.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+func exit(code int, format string, args ...any) error {
+	return &exitError{code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+var commands = map[string]bool{"run": true, "tools": true, "call": true, "status": true, "validate": true, "schema": true, "version": true, "help": true}
+
+// parse reads flags anywhere on the line: before or after the command and its
+// arguments. "--" ends the flags.
+func parse(args []string) (*options, error) {
+	o := &options{config: "cordis.yml", wait: 30 * time.Second, logFormat: "text", set: map[string]bool{}}
+	var positional []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			positional = append(positional, args[i+1:]...)
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" || !isFlag(a) {
+			positional = append(positional, a)
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		takeValue := func() (string, error) {
+			if hasValue {
+				return value, nil
+			}
+			if i+1 >= len(args) {
+				return "", usagef("flag %s needs a value", a)
+			}
+			i++
+			return args[i], nil
+		}
+		var err error
+		switch name {
+		case "c", "config":
+			o.config, err = takeValue()
+		case "wait":
+			var v string
+			if v, err = takeValue(); err == nil {
+				o.wait, err = parseWait(v)
+			}
+		case "log-level":
+			if o.logLevel, err = takeValue(); err == nil {
+				if _, ok := levels[o.logLevel]; !ok {
+					err = usagef("--log-level must be debug, info, warn or error, not %q", o.logLevel)
+				}
+			}
+		case "log-format":
+			if o.logFormat, err = takeValue(); err == nil && o.logFormat != "text" && o.logFormat != "json" {
+				err = usagef("--log-format must be text or json, not %q", o.logFormat)
+			}
+		case "json":
+			if hasValue {
+				return nil, usagef("flag --json takes no value")
+			}
+			o.json = true
+		case "h", "help":
+			o.help = true
+		default:
+			return nil, usagef("unknown flag %s", a)
+		}
+		if err != nil {
+			return nil, err
+		}
+		o.set[name] = true
+	}
+	if len(positional) > 0 {
+		o.command, o.args, o.explicit = positional[0], positional[1:], true
+	}
+	if o.command == "" {
+		o.command = "run"
+	}
+	if !commands[o.command] {
+		return nil, usagef("unknown command %q", o.command)
+	}
+	return o, nil
+}
+
+// isFlag tells a flag from a negative number or other argument that starts
+// with a dash.
+func isFlag(a string) bool {
+	c := strings.TrimLeft(a, "-")
+	return c != "" && (c[0] >= 'a' && c[0] <= 'z' || c[0] >= 'A' && c[0] <= 'Z')
+}
+
+func parseWait(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, usagef("--wait takes a duration such as 30s or 2m (0 = do not wait), not %q", v)
+	}
+	if d < 0 {
+		return 0, usagef("--wait must not be negative")
+	}
+	return d, nil
+}
+
+var levels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}
+
+// Main runs the harness command line and returns the exit code.
+func Main(ctx context.Context, args []string, env Env) int {
+	if env.Lookup == nil {
+		env.Lookup = os.LookupEnv
+	}
+	o, err := parse(args)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "harness: %v\n\n", err)
+		fmt.Fprint(env.Stderr, usage)
+		return ExitUsage
+	}
+	if o.help || o.command == "help" {
+		topic := ""
+		switch {
+		case o.command == "help" && len(o.args) > 0:
+			topic = o.args[0]
+		case o.command != "help" && o.explicit:
+			topic = o.command
+		}
+		return printHelp(env.Stdout, env.Stderr, topic)
+	}
+	err = dispatch(ctx, o, env)
+	var ue *usageError
+	var ee *exitError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(env.Stderr, "harness %s: %v\n\n", o.command, ue)
+		fmt.Fprint(env.Stderr, commandUsage(o.command))
+		return ExitUsage
+	case errors.As(err, &ee):
+		if ee.msg != "" {
+			fmt.Fprintln(env.Stderr, ee.msg)
+		}
+		return ee.code
+	default:
+		fmt.Fprintf(env.Stderr, "harness: %v\n", err)
+		return ExitFailure
+	}
+}
+
+func dispatch(ctx context.Context, o *options, env Env) error {
+	switch o.command {
+	case "version":
+		if len(o.args) > 0 {
+			return usagef("version takes no arguments")
+		}
+		fmt.Fprintf(env.Stdout, "harness %s\n", Version())
+		return nil
+	case "schema":
+		if len(o.args) > 0 {
+			return usagef("schema takes no arguments")
+		}
+		return printSchema(env.Stdout)
+	case "validate":
+		if len(o.args) > 0 {
+			return usagef("validate takes no arguments")
+		}
+		return validate(o, env)
+	case "tools":
+		if len(o.args) > 0 {
+			return usagef("tools takes no arguments")
+		}
+		return oneShot(ctx, o, env, listTools)
+	case "status":
+		if len(o.args) > 0 {
+			return usagef("status takes no arguments")
+		}
+		return oneShot(ctx, o, env, showStatus)
+	case "call":
+		if len(o.args) < 1 || len(o.args) > 2 {
+			return usagef("call takes a tool name and optionally its JSON arguments (or - to read them from stdin)")
+		}
+		return oneShot(ctx, o, env, callTool)
+	default: // run
+		if len(o.args) > 0 {
+			return usagef("run takes no arguments")
+		}
+		return run(ctx, o, env)
+	}
+}
+
+// Version is the module version the binary was built from.
+func Version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	v := bi.Main.Version
+	if v == "" || v == "(devel)" {
+		v = "dev"
+	}
+	return fmt.Sprintf("%s (%s)", v, bi.GoVersion)
+}

@@ -1,0 +1,282 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/internal/safe"
+	"github.com/harness-go/harness/plugins/mcpclient"
+	"github.com/harness-go/harness/plugins/tools"
+)
+
+// listTools is `harness tools`.
+func listTools(ctx context.Context, hs *harness) error {
+	progress := startProgress(hs, false)
+	hs.settle(ctx)
+	progress.stop()
+	if err := interrupted(ctx); err != nil {
+		return err
+	}
+	writeTools(hs.env.Stdout, hs.tools, hs.o.json)
+	if hs.reportProblems() {
+		return exit(ExitFailure, "")
+	}
+	return nil
+}
+
+func writeTools(w io.Writer, reg *tools.Registry, asJSON bool) {
+	if asJSON {
+		w.Write(reg.ModelJSON())
+		fmt.Fprintln(w)
+		return
+	}
+	var b strings.Builder
+	for _, t := range reg.List() {
+		first, _, _ := strings.Cut(t.Description, "\n")
+		b.WriteString(t.Name)
+		if first = strings.TrimSpace(first); first != "" {
+			b.WriteString("  ")
+			b.WriteString(safe.Line(first))
+		}
+		b.WriteByte('\n')
+	}
+	io.WriteString(w, b.String())
+}
+
+func interrupted(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return exit(ExitFailure, "harness: %v", context.Cause(ctx))
+	}
+	return nil
+}
+
+// callTool is `harness call NAME [JSON|-]`.
+func callTool(ctx context.Context, hs *harness) error {
+	name := hs.o.args[0]
+	args, err := readArgs(hs.o.args[1:], hs.env.Stdin, hs.env.Stderr)
+	if err != nil {
+		return err
+	}
+	progress := startProgress(hs, false)
+	found := hs.waitForTool(ctx, name)
+	progress.stop()
+	if err := interrupted(ctx); err != nil {
+		return err
+	}
+	if !found {
+		return hs.unknownTool(name)
+	}
+	res := hs.tools.Execute(ctx, name, args)
+	writeResult(hs.env.Stdout, res, hs.o.json)
+	bad := hs.reportProblems()
+	if res.IsError || bad {
+		return exit(ExitFailure, "")
+	}
+	return nil
+}
+
+// readArgs returns the call's arguments: none means {}, "-" reads stdin.
+// JSON that parses but is not an object is sent as {} (the seeds).
+func readArgs(rest []string, stdin io.Reader, stderr io.Writer) (json.RawMessage, error) {
+	if len(rest) == 0 {
+		return json.RawMessage("{}"), nil
+	}
+	raw := []byte(rest[0])
+	if rest[0] == "-" {
+		var err error
+		if raw, err = io.ReadAll(stdin); err != nil {
+			return nil, exit(ExitUsage, "harness call: reading the arguments from stdin: %v", err)
+		}
+	}
+	if !json.Valid(raw) {
+		var v any
+		err := json.Unmarshal(raw, &v)
+		return nil, exit(ExitUsage, "harness call: the arguments are not valid JSON: %v", err)
+	}
+	trimmed := bytes.TrimSpace(raw)
+	if trimmed[0] != '{' {
+		fmt.Fprintln(stderr, "harness call: the arguments are not a JSON object; sending {}")
+		return json.RawMessage("{}"), nil
+	}
+	return trimmed, nil
+}
+
+// waitForTool waits until name is registered or every entry has settled,
+// bounded by --wait.
+func (hs *harness) waitForTool(ctx context.Context, name string) bool {
+	var deadline <-chan time.Time
+	if hs.o.wait > 0 {
+		t := time.NewTimer(hs.o.wait)
+		defer t.Stop()
+		deadline = t.C
+	}
+	for {
+		toolsChanged, hostChanged := hs.tools.Changed(), hs.host.Changed()
+		if _, ok := hs.tools.Lookup(name); ok {
+			return true
+		}
+		if hs.o.wait <= 0 || host.AllSettled(hs.host.Snapshot()) {
+			return false
+		}
+		select {
+		case <-toolsChanged:
+		case <-hostChanged:
+		case <-deadline:
+			_, ok := hs.tools.Lookup(name)
+			return ok
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// unknownTool explains why name is not there: the state of the entry that
+// would provide it, when it can be told from the name.
+func (hs *harness) unknownTool(name string) error {
+	msg := fmt.Sprintf("harness call: unknown tool %q", safe.Line(name))
+	snap := hs.host.Snapshot()
+	if server, ok := mcpclient.ServerOf(name); ok {
+		hint := fmt.Sprintf(" (no entry has serverName %q)", server)
+		for _, e := range snap {
+			if s := mcpStatus(e); s != nil && s.ServerName == server {
+				switch {
+				case e.State == host.Failed:
+					hint = fmt.Sprintf(" (its server %q, entry %q, failed: %s)", server, e.ID, safe.Text(e.Error))
+				case !e.Settled:
+					hint = fmt.Sprintf(" (its server %q, entry %q, is still %s after %s)", server, e.ID, e.State, hs.o.wait)
+				default:
+					hint = fmt.Sprintf(" (entry %q, serverName %q, is %s and lists no such tool)", e.ID, server, e.State)
+				}
+			}
+		}
+		msg += hint
+	}
+	for _, e := range snap {
+		if !e.Settled {
+			// It may have been on its way: not settled within --wait.
+			return exit(ExitFailure, "%s; not every entry settled within --wait %s", msg, hs.o.wait)
+		}
+	}
+	return exit(ExitUsage, "%s", msg)
+}
+
+func writeResult(w io.Writer, res tools.Result, asJSON bool) {
+	if asJSON {
+		b, _ := json.Marshal(res)
+		w.Write(append(b, '\n'))
+		return
+	}
+	io.WriteString(w, res.Text)
+	if !strings.HasSuffix(res.Text, "\n") {
+		io.WriteString(w, "\n")
+	}
+}
+
+// showStatus is `harness status`.
+func showStatus(ctx context.Context, hs *harness) error {
+	progress := startProgress(hs, false)
+	hs.settle(ctx)
+	progress.stop()
+	if err := interrupted(ctx); err != nil {
+		return err
+	}
+	snap := hs.host.Snapshot()
+	if hs.o.json {
+		writeStatusJSON(hs.env.Stdout, hs.o.config, snap, hs.tools)
+	} else {
+		writeStatusText(hs.env.Stdout, snap, hs.tools)
+	}
+	bad := false
+	for _, e := range snap {
+		if e.State == host.Failed || !e.Settled {
+			bad = true
+		}
+	}
+	if bad {
+		return exit(ExitFailure, "")
+	}
+	return nil
+}
+
+func writeStatusText(w io.Writer, snap []host.EntryStatus, reg *tools.Registry) {
+	var b strings.Builder
+	for _, e := range snap {
+		line := fmt.Sprintf("%s  %s  %s", e.ID, e.Plugin, e.State)
+		switch {
+		case e.State == host.Failed:
+			line += ": " + safe.Line(e.Error)
+		case e.State == host.Pending:
+			line += ": waiting for " + strings.Join(e.Missing, ", ")
+		case !e.Settled:
+			line += " (not settled)"
+		}
+		b.WriteString(line + "\n")
+		if ts, ok := e.Details.(host.TextStatus); ok {
+			for _, l := range ts.StatusLines() {
+				b.WriteString("    " + l + "\n")
+			}
+		} else if e.Details != nil {
+			d, _ := json.Marshal(e.Details)
+			b.WriteString("    " + safe.Line(string(d)) + "\n")
+		}
+	}
+	fmt.Fprintf(&b, "%d tools registered\n", len(reg.Names()))
+	io.WriteString(w, b.String())
+}
+
+// writeStatusJSON prints {"config": ..., "tools": N, "entries": [...]}; each
+// entry holds the host's fields and, flattened in, the plugin's own status.
+func writeStatusJSON(w io.Writer, path string, snap []host.EntryStatus, reg *tools.Registry) {
+	entries := make([]map[string]any, 0, len(snap))
+	for _, e := range snap {
+		m := map[string]any{}
+		if e.Details != nil {
+			if d, err := json.Marshal(e.Details); err == nil {
+				_ = json.Unmarshal(d, &m)
+			}
+		}
+		m["id"] = e.ID
+		m["plugin"] = e.Plugin
+		m["state"] = e.State.String()
+		m["settled"] = e.Settled
+		m["since"] = e.Since
+		if e.Error != "" {
+			m["error"] = e.Error
+		}
+		if len(e.Missing) > 0 {
+			m["missing"] = e.Missing
+		}
+		entries = append(entries, m)
+	}
+	out := map[string]any{"config": path, "tools": len(reg.Names()), "entries": entries}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(out)
+}
+
+// validate is `harness validate`.
+func validate(o *options, env Env) error {
+	f, err := host.ReadFile(o.config)
+	if err != nil {
+		return exit(ExitUsage, "%s", safe.Text(err.Error()))
+	}
+	report := host.Check(f, *jsEnv(env))
+	for _, w := range report.Warnings {
+		fmt.Fprintln(env.Stderr, "warning: "+safe.Line(w.Error()))
+	}
+	if len(report.Errors) > 0 {
+		lines := make([]string, len(report.Errors))
+		for i, p := range report.Errors {
+			lines[i] = safe.Line(p.Error())
+		}
+		return exit(ExitUsage, "%s", strings.Join(lines, "\n"))
+	}
+	fmt.Fprintln(env.Stdout, "ok")
+	return nil
+}

@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+)
+
+const usage = `harness runs the plugins listed in cordis.yml — MCP servers among them — and
+lets people and scripts list and call the tools a model would see.
+
+Usage:
+  harness [run] [flags]               boot, settle, watch cordis.yml, read console commands on stdin
+  harness tools [flags] [--json]      print the model-visible tools, sorted by name
+  harness call NAME [JSON|-] [flags]  call one tool and print what the model would see
+  harness status [flags] [--json]     print every entry: state, tools, errors, server info
+  harness validate [flags]            check cordis.yml without starting anything
+  harness schema                      print a JSON Schema of cordis.yml
+  harness version                     print the version
+  harness help [COMMAND]              print help
+
+Flags (anywhere on the line):
+  -c, --config FILE        the configuration (default ./cordis.yml)
+      --wait DURATION      how long to wait for entries to settle (default 30s; 0 = do not wait)
+      --log-level LEVEL    debug, info, warn or error (default: info for run, warn otherwise)
+      --log-format FORMAT  text or json (default text)
+      --json               machine-readable output (tools, call, status)
+  -h, --help               print help
+
+Exit codes: 0 success; 1 a tool returned an error result, or an entry failed or
+did not settle within --wait; 2 a usage error, an unknown tool, arguments that
+are not JSON, or a configuration that does not load.
+
+Results go to stdout; logs, progress and reload events to stderr.
+`
+
+var commandHelp = map[string]string{
+	"run": `Usage: harness [run] [flags]
+
+Boots every entry of cordis.yml, waits until they settle (bounded by --wait),
+then reads console commands from stdin while watching cordis.yml: an edit
+re-creates only the entries that changed; a bad edit changes nothing.
+
+Console commands:
+  /tools              list the tools
+  /call NAME [JSON]   call a tool
+  /status             show every entry
+  /restart ID         restart an entry (re-reading its environment)
+  /reload             re-read cordis.yml now, even if it looks unchanged
+  /help               list the commands
+  /quit               shut down (so do EOF, SIGINT and SIGTERM)
+
+SIGHUP reloads like /reload. On a terminal, Ctrl-C cancels the call in
+flight, and quits when nothing runs. Exits 0 when told to stop, whatever
+state the entries are in, and 2 when cordis.yml cannot be loaded at start.
+`,
+	"tools": `Usage: harness tools [flags] [--json]
+
+Waits until every entry settles (bounded by --wait), then prints one line per
+tool: its name and the first line of its description. --json prints exactly
+the array the model receives ({"type":"function","function":{...}} per tool).
+Failed and pending entries are reported on stderr; the exit code is 1 if an
+entry failed or did not settle.
+`,
+	"call": `Usage: harness call NAME [JSON|-] [flags] [--json]
+
+Waits until NAME is registered or every entry has settled (bounded by --wait),
+calls it with the JSON arguments (default {}; - reads them from stdin; JSON
+that is not an object is sent as {}), and prints the text the model would see.
+An error result prints "Error: ..." and exits 1. --json prints
+{"text": ..., "isError": ...}. An unknown tool exits 2.
+`,
+	"status": `Usage: harness status [flags] [--json]
+
+Waits until every entry settles (bounded by --wait), then prints each entry:
+id, plugin, state, the reason of a failure, and for MCP servers the transport,
+the server's name and version, the protocol version, the tools (public name ←
+server's name when they differ) and the last lines of its stderr. Values of
+env and headers print as <redacted>. Exits 1 if an entry failed or did not
+settle.
+`,
+	"validate": `Usage: harness validate [flags]
+
+Checks cordis.yml without starting anything: YAML, entry structure, plugin
+names, strict decoding of each config, the !!js subset, duplicate ids and
+duplicate values that must be unique (an MCP serverName). Unset environment
+variables are warnings. Prints "ok" and exits 0, or every problem with
+file:line:column and exits 2.
+`,
+	"schema": `Usage: harness schema
+
+Prints a JSON Schema (draft 2020-12) of cordis.yml generated from the plugin
+kinds built into this binary. Point your editor's YAML support at it, and
+declare the custom tag "!!js scalar".
+`,
+	"version": "Usage: harness version\n\nPrints the version.\n",
+	"help":    "Usage: harness help [COMMAND]\n\nPrints help on the harness or one command.\n",
+}
+
+func commandUsage(cmd string) string {
+	if h, ok := commandHelp[cmd]; ok {
+		return h
+	}
+	return usage
+}
+
+func printHelp(stdout, stderr io.Writer, topic string) int {
+	switch {
+	case topic == "":
+		fmt.Fprint(stdout, usage)
+	case commandHelp[topic] != "":
+		fmt.Fprint(stdout, commandHelp[topic])
+	default:
+		fmt.Fprintf(stderr, "harness help: unknown command %q\n\n%s", topic, usage)
+		return ExitUsage
+	}
+	return ExitOK
+}

@@ -1,0 +1,233 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/internal/safe"
+)
+
+// reporter tells a person on stderr what the entries are doing: while they
+// start, a live summary line on a terminal (plain lines in a pipe); then,
+// for `run`, one line per event (reloads, failures, tool changes).
+type reporter struct {
+	hs    *harness
+	w     io.Writer
+	sub   *host.Subscription
+	done  chan struct{}
+	mu    sync.Mutex
+	live  bool // redraw one summary line
+	plain bool // print a line per event
+	drawn bool // a live line is on screen
+	tools map[string]bool
+}
+
+// startProgress reports until stop is called. In a pipe a one-shot command
+// stays quiet (its problems are reported at the end); run passes events=true
+// to get a line per event.
+func startProgress(hs *harness, events bool) *reporter {
+	r := &reporter{
+		hs:    hs,
+		w:     hs.env.Stderr,
+		sub:   hs.host.Subscribe(),
+		done:  make(chan struct{}),
+		live:  hs.env.StderrTTY,
+		plain: events && !hs.env.StderrTTY,
+		tools: map[string]bool{},
+	}
+	for _, n := range hs.tools.Names() {
+		r.tools[n] = true
+	}
+	go r.loop()
+	r.redraw()
+	return r
+}
+
+// stop ends the reporting and clears the live line.
+func (r *reporter) stop() {
+	r.sub.Close()
+	<-r.done
+	r.mu.Lock()
+	r.clear()
+	r.mu.Unlock()
+}
+
+// eventsFollow switches a live reporter to a line per event, after the first
+// settle of `run`.
+func (r *reporter) eventsFollow() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.clear()
+	r.live, r.plain = false, true
+}
+
+func (r *reporter) loop() {
+	defer close(r.done)
+	toolsChanged := r.hs.tools.Changed()
+	for {
+		select {
+		case ev, ok := <-r.sub.C:
+			if !ok {
+				return
+			}
+			r.event(ev)
+		case <-toolsChanged:
+			toolsChanged = r.hs.tools.Changed()
+			r.toolDiff()
+		}
+	}
+}
+
+func (r *reporter) event(ev host.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.plain {
+		if line := r.describe(ev); line != "" {
+			r.clear()
+			fmt.Fprintln(r.w, "harness: "+line)
+		}
+		return
+	}
+	r.redrawLocked()
+}
+
+// describe is the line for one event, or "" for events not worth a line.
+func (r *reporter) describe(ev host.Event) string {
+	switch ev.Type {
+	case host.Reloaded:
+		if ev.Plan.Empty() {
+			return "reloaded: no entry changed"
+		}
+		return "reloaded: " + ev.Plan.String()
+	case host.ReloadRejected:
+		return "reload refused, nothing changed: " + safe.Text(ev.Err.Error())
+	}
+	switch ev.State {
+	case host.Ready:
+		return fmt.Sprintf("%s ready%s", ev.Entry, r.toolCount(ev.Entry))
+	case host.Failed:
+		return fmt.Sprintf("%s failed: %s", ev.Entry, safe.Text(errText(ev.Err)))
+	case host.Pending:
+		if len(ev.Missing) == 0 {
+			return ""
+		}
+		return fmt.Sprintf("%s pending: waiting for %s", ev.Entry, strings.Join(ev.Missing, ", "))
+	case host.Starting:
+		return fmt.Sprintf("%s starting", ev.Entry)
+	case host.Stopped:
+		if ev.Prev == host.Stopped {
+			return ""
+		}
+		return fmt.Sprintf("%s stopped", ev.Entry)
+	case host.Disabled:
+		return fmt.Sprintf("%s disabled", ev.Entry)
+	}
+	return ""
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "unknown reason"
+	}
+	return err.Error()
+}
+
+func (r *reporter) toolCount(id string) string {
+	for _, e := range r.hs.host.Snapshot() {
+		if e.ID == id {
+			if s := mcpStatus(e); s != nil {
+				return fmt.Sprintf(" (%d tools)", s.ToolCount)
+			}
+		}
+	}
+	return ""
+}
+
+// toolDiff prints the tools added and removed since the last look.
+func (r *reporter) toolDiff() {
+	now := map[string]bool{}
+	for _, n := range r.hs.tools.Names() {
+		now[n] = true
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var added, removed []string
+	for n := range now {
+		if !r.tools[n] {
+			added = append(added, n)
+		}
+	}
+	for n := range r.tools {
+		if !now[n] {
+			removed = append(removed, n)
+		}
+	}
+	r.tools = now
+	if !r.plain || len(added)+len(removed) == 0 {
+		r.redrawLocked()
+		return
+	}
+	sort.Strings(added)
+	sort.Strings(removed)
+	var parts []string
+	if len(added) > 0 {
+		parts = append(parts, "added "+strings.Join(added, ", "))
+	}
+	if len(removed) > 0 {
+		parts = append(parts, "removed "+strings.Join(removed, ", "))
+	}
+	r.clear()
+	fmt.Fprintln(r.w, "harness: tools "+strings.Join(parts, "; "))
+}
+
+func (r *reporter) redraw() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.redrawLocked()
+}
+
+// redrawLocked draws the live line: counts per state and who is starting.
+func (r *reporter) redrawLocked() {
+	if !r.live {
+		return
+	}
+	snap := r.hs.host.Snapshot()
+	counts := map[host.State]int{}
+	var starting []string
+	for _, e := range snap {
+		counts[e.State]++
+		if e.State == host.Starting {
+			starting = append(starting, e.ID)
+		}
+	}
+	if len(starting) == 0 {
+		r.clear()
+		return
+	}
+	var parts []string
+	for _, s := range []host.State{host.Ready, host.Failed, host.Pending} {
+		if counts[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
+		}
+	}
+	line := fmt.Sprintf("starting %s", strings.Join(starting, ", "))
+	if len(parts) > 0 {
+		line = strings.Join(parts, ", ") + "; " + line
+	}
+	if len(line) > 100 {
+		line = line[:99] + "…"
+	}
+	fmt.Fprintf(r.w, "\r\x1b[K%s", line)
+	r.drawn = true
+}
+
+func (r *reporter) clear() {
+	if r.drawn {
+		fmt.Fprint(r.w, "\r\x1b[K")
+		r.drawn = false
+	}
+}
