@@ -221,4 +221,3 @@ func (c *console) call(ctx context.Context, rest string) (quit bool) {
 		}
 	}
 }
-
