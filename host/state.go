@@ -2,6 +2,7 @@ package host
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
@@ -89,6 +90,15 @@ type Event struct {
 
 	// For Reloaded and ReloadRejected.
 	Plan *Plan
+}
+
+// Reason is the error of an EntryChanged event without the "entry <id>: "
+// prefix the host puts on it, for display next to the id.
+func (e Event) Reason() string {
+	if e.Err == nil {
+		return ""
+	}
+	return strings.TrimPrefix(e.Err.Error(), fmt.Sprintf("entry %q: ", e.Entry))
 }
 
 func (e Event) String() string {

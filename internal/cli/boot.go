@@ -46,22 +46,28 @@ func jsEnv(env Env) *jsexpr.Env {
 	return &jsexpr.Env{Lookup: env.Lookup, Cwd: cwd}
 }
 
-// boot reads and loads cordis.yml. A configuration that does not load is exit
-// code 2.
-func boot(ctx context.Context, o *options, env Env) (*harness, error) {
+// boot reads cordis.yml and creates the host, with nothing loaded yet: the
+// caller subscribes to progress, then calls load. A file that does not parse
+// is exit code 2.
+func boot(o *options, env Env) (*harness, *host.File, error) {
 	log := newLogger(env.Stderr, o)
 	f, err := host.ReadFile(o.config)
 	if err != nil {
-		return nil, exit(ExitUsage, "harness: %s", safe.Text(err.Error()))
+		return nil, nil, exit(ExitUsage, "harness: %s", safe.Text(err.Error()))
 	}
 	h := host.New(host.Options{Logger: log, Env: jsEnv(env)})
 	reg := tools.New()
 	h.Provide(tools.Service, reg)
-	if _, err := h.Load(ctx, f); err != nil {
-		_ = h.Close(context.Background())
-		return nil, exit(ExitUsage, "harness: %s", safe.Text(err.Error()))
+	return &harness{o: o, env: env, log: log, host: h, tools: reg}, f, nil
+}
+
+// load applies the configuration read by boot. A configuration that does not
+// load is exit code 2.
+func (hs *harness) load(ctx context.Context, f *host.File) error {
+	if _, err := hs.host.Load(ctx, f); err != nil {
+		return exit(ExitUsage, "harness: %s", safe.Text(err.Error()))
 	}
-	return &harness{o: o, env: env, log: log, host: h, tools: reg}, nil
+	return nil
 }
 
 // close disposes every entry, bounded.
@@ -117,16 +123,23 @@ func (hs *harness) reportProblems() bool {
 	return bad
 }
 
-// oneShot boots, settles, runs fn and shuts down.
-func oneShot(ctx context.Context, o *options, env Env, fn func(context.Context, *harness) error) error {
+// oneShot boots, loads, runs fn (which settles as it needs) and shuts down.
+// On a terminal a live line shows the entries starting.
+func oneShot(ctx context.Context, o *options, env Env, fn func(context.Context, *harness, *reporter) error) error {
 	ctx, stop := withSignals(ctx, env.Signals)
 	defer stop()
-	hs, err := boot(ctx, o, env)
+	hs, f, err := boot(o, env)
 	if err != nil {
 		return err
 	}
 	defer hs.close()
-	return fn(ctx, hs)
+	progress := startProgress(hs, false)
+	err = hs.load(ctx, f)
+	if err == nil {
+		err = fn(ctx, hs, progress)
+	}
+	progress.stop()
+	return err
 }
 
 // withSignals cancels ctx on the first signal.

@@ -16,8 +16,7 @@ import (
 )
 
 // listTools is `harness tools`.
-func listTools(ctx context.Context, hs *harness) error {
-	progress := startProgress(hs, false)
+func listTools(ctx context.Context, hs *harness, progress *reporter) error {
 	hs.settle(ctx)
 	progress.stop()
 	if err := interrupted(ctx); err != nil {
@@ -57,13 +56,12 @@ func interrupted(ctx context.Context) error {
 }
 
 // callTool is `harness call NAME [JSON|-]`.
-func callTool(ctx context.Context, hs *harness) error {
+func callTool(ctx context.Context, hs *harness, progress *reporter) error {
 	name := hs.o.args[0]
 	args, err := readArgs(hs.o.args[1:], hs.env.Stdin, hs.env.Stderr)
 	if err != nil {
 		return err
 	}
-	progress := startProgress(hs, false)
 	found := hs.waitForTool(ctx, name)
 	progress.stop()
 	if err := interrupted(ctx); err != nil {
@@ -179,8 +177,7 @@ func writeResult(w io.Writer, res tools.Result, asJSON bool) {
 }
 
 // showStatus is `harness status`.
-func showStatus(ctx context.Context, hs *harness) error {
-	progress := startProgress(hs, false)
+func showStatus(ctx context.Context, hs *harness, progress *reporter) error {
 	hs.settle(ctx)
 	progress.stop()
 	if err := interrupted(ctx); err != nil {

@@ -27,13 +27,16 @@ const consoleHelp = `commands:
 // run is `harness run`: boot, settle, watch cordis.yml, serve the console.
 // It returns nil (exit 0) when told to stop, whatever state entries are in.
 func run(ctx context.Context, o *options, env Env) error {
-	hs, err := boot(ctx, o, env)
+	hs, f, err := boot(o, env)
 	if err != nil {
 		return err
 	}
 	defer hs.close()
 	rep := startProgress(hs, true)
 	defer rep.stop()
+	if err := hs.load(ctx, f); err != nil {
+		return err
+	}
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	watcher := host.NewWatcher(hs.host, o.config, host.WatcherOptions{Logger: hs.log})
@@ -57,8 +60,11 @@ func run(ctx context.Context, o *options, env Env) error {
 	if quit {
 		return nil
 	}
+	if !rep.plain {
+		// The live line said nothing lasting: say what went wrong.
+		hs.reportProblems()
+	}
 	rep.eventsFollow()
-	hs.reportProblems()
 	return c.serve(ctx, env.Stdin)
 }
 

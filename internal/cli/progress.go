@@ -24,6 +24,8 @@ type reporter struct {
 	plain bool // print a line per event
 	drawn bool // a live line is on screen
 	tools map[string]bool
+
+	stopOnce sync.Once
 }
 
 // startProgress reports until stop is called. In a pipe a one-shot command
@@ -47,13 +49,15 @@ func startProgress(hs *harness, events bool) *reporter {
 	return r
 }
 
-// stop ends the reporting and clears the live line.
+// stop ends the reporting and clears the live line. It may be called twice.
 func (r *reporter) stop() {
-	r.sub.Close()
-	<-r.done
-	r.mu.Lock()
-	r.clear()
-	r.mu.Unlock()
+	r.stopOnce.Do(func() {
+		r.sub.Close()
+		<-r.done
+		r.mu.Lock()
+		r.clear()
+		r.mu.Unlock()
+	})
 }
 
 // eventsFollow switches a live reporter to a line per event, after the first
@@ -110,7 +114,7 @@ func (r *reporter) describe(ev host.Event) string {
 	case host.Ready:
 		return fmt.Sprintf("%s ready%s", ev.Entry, r.toolCount(ev.Entry))
 	case host.Failed:
-		return fmt.Sprintf("%s failed: %s", ev.Entry, safe.Text(errText(ev.Err)))
+		return fmt.Sprintf("%s failed: %s", ev.Entry, safe.Text(ev.Reason()))
 	case host.Pending:
 		if len(ev.Missing) == 0 {
 			return ""
@@ -127,13 +131,6 @@ func (r *reporter) describe(ev host.Event) string {
 		return fmt.Sprintf("%s disabled", ev.Entry)
 	}
 	return ""
-}
-
-func errText(err error) string {
-	if err == nil {
-		return "unknown reason"
-	}
-	return err.Error()
 }
 
 func (r *reporter) toolCount(id string) string {

@@ -1,8 +1,17 @@
 package cli
 
-import "io"
+import (
+	"io"
 
+	"github.com/harness-go/harness/host"
+)
+
+// printSchema is `harness schema`.
 func printSchema(w io.Writer) error {
-	_, err := io.WriteString(w, "{}\n")
+	b, err := host.Schema()
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
 	return err
 }

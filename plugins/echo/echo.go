@@ -35,9 +35,9 @@ func init() {
 // Plugin is one echo instance; its exported fields are its configuration.
 type Plugin struct {
 	// Prefix is put in front of both tool names.
-	Prefix string `yaml:"prefix" json:"prefix,omitempty"`
+	Prefix string `yaml:"prefix" json:"prefix,omitempty" desc:"Put in front of both tool names."`
 	// Timezone is the IANA zone the clock uses when the call names none.
-	Timezone string `yaml:"timezone" json:"timezone,omitempty"`
+	Timezone string `yaml:"timezone" json:"timezone,omitempty" desc:"IANA time zone of the clock tool (default UTC)."`
 
 	// mu guards names: the host calls Status from any goroutine (a
 	// Snapshot), even while Apply runs.

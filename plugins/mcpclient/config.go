@@ -48,32 +48,32 @@ var (
 // transport; a key of the other transport is an error.
 type Config struct {
 	// Transport is "stdio" or "streamable-http".
-	Transport string `yaml:"transport" json:"transport"`
+	Transport string `yaml:"transport" json:"transport" required:"true" enum:"stdio,streamable-http" desc:"How to reach the server."`
 	// ServerName namespaces the server's tools: mcp__<serverName>__<tool>.
-	ServerName string `yaml:"serverName" json:"serverName"`
+	ServerName string `yaml:"serverName" json:"serverName" required:"true" desc:"Namespace of the server's tools (mcp__<serverName>__<tool>): [A-Za-z0-9_-]{1,32}, no __, no leading or trailing _, unique among live instances."`
 
 	// Command is the executable of a stdio server, looked up on PATH.
-	Command string `yaml:"command" json:"command,omitempty"`
+	Command string `yaml:"command" json:"command,omitempty" desc:"stdio: the executable, looked up on PATH."`
 	// Args are passed to Command.
-	Args []string `yaml:"args" json:"args,omitempty"`
+	Args []string `yaml:"args" json:"args,omitempty" desc:"stdio: arguments of the command."`
 	// Env is added on top of the scrubbed ambient environment.
-	Env map[string]string `yaml:"env" json:"-"`
+	Env map[string]string `yaml:"env" json:"-" desc:"stdio: variables added on top of the ambient environment, from which names matching KEY, SECRET, TOKEN or PASSWORD are removed."`
 	// Cwd is the child's working directory; relative to cordis.yml's
 	// directory; empty means the harness's working directory.
-	Cwd string `yaml:"cwd" json:"cwd,omitempty"`
+	Cwd string `yaml:"cwd" json:"cwd,omitempty" desc:"stdio: working directory; relative to cordis.yml's directory; empty means the harness's working directory."`
 
 	// URL is the endpoint of a Streamable HTTP server.
-	URL string `yaml:"url" json:"url,omitempty"`
+	URL string `yaml:"url" json:"url,omitempty" desc:"streamable-http: the server's endpoint."`
 	// Headers are sent with every request.
-	Headers map[string]string `yaml:"headers" json:"-"`
+	Headers map[string]string `yaml:"headers" json:"-" desc:"streamable-http: headers sent with every request (e.g. Authorization)."`
 
 	// ToolCallTimeoutMs bounds one tools/call (default 60000).
-	ToolCallTimeoutMs int `yaml:"toolCallTimeoutMs" json:"toolCallTimeoutMs"`
+	ToolCallTimeoutMs int `yaml:"toolCallTimeoutMs" json:"toolCallTimeoutMs" desc:"Timeout of one tool call in milliseconds (default 60000)."`
 	// StartupTimeoutMs bounds connecting and the first listing (default
 	// 30000).
-	StartupTimeoutMs int `yaml:"startupTimeoutMs" json:"startupTimeoutMs"`
+	StartupTimeoutMs int `yaml:"startupTimeoutMs" json:"startupTimeoutMs" desc:"Timeout of connecting and the first tools/list in milliseconds (default 30000)."`
 	// Protocol is the handshake strategy: auto (default), legacy or modern.
-	Protocol string `yaml:"protocol" json:"protocol"`
+	Protocol string `yaml:"protocol" json:"protocol" enum:"auto,legacy,modern" desc:"Handshake: auto (initialize, falling back to server/discover), legacy (initialize only) or modern (server/discover first)."`
 }
 
 // defaultConfig returns the configuration before cordis.yml is applied.
