@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it (.ci/run calls this script).
+#
+#   ./scripts/test.sh            everything
+#   FUZZTIME=5s ./scripts/test.sh   shorter fuzzing
+#
+# Needs Go and, for the end-to-end tests, Node.js 20 with npm: the tests
+# install the pinned npm packages themselves (internal/npmtest).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+FUZZTIME="${FUZZTIME:-30s}"
+step() { printf '\n== %s\n' "$*"; }
+
+step "gofmt"
+unformatted="$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*'))"
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change:"; echo "$unformatted"; exit 1
+fi
+
+step "go vet"
+go vet ./...
+
+step "go test -race (unit, end-to-end, conformance)"
+go test -race -count=1 -timeout 30m ./...
+
+step "coverage gate"
+cover="$(mktemp)"
+trap 'rm -f "$cover"' EXIT
+go test -count=1 -coverprofile="$cover" ./plugins/mcpclient ./plugins/tools >/dev/null
+go run ./internal/covergate -profile "$cover" \
+  -min plugins/mcpclient/naming.go=100 \
+  -min plugins/mcpclient/config.go=100 \
+  -min plugins/mcpclient/result.go=100 \
+  -min plugins/mcpclient=90 \
+  -min plugins/tools=90
+
+step "fuzz ($FUZZTIME each)"
+while read -r pkg target; do
+  echo "-- $target ($pkg)"
+  go test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" "$pkg"
+done <<'TARGETS'
+./host FuzzParseFile
+./host/jsexpr FuzzParse
+./host/jsexpr FuzzEval
+./plugins/mcpclient FuzzPublicName
+./plugins/mcpclient FuzzMapResult
+./cmd/mcp-demo FuzzEvaluate
+TARGETS
+
+step "benchmarks, once each"
+go test -run '^$' -bench . -benchtime 1x ./...
+
+step "the README's run command, offline, on the bundled cordis.yml"
+out="$(printf '/tools\n/call mcp__demo__calc {"expression":"6*7"}\n/quit\n' | timeout 300 go run ./cmd/harness 2>/dev/null)"
+echo "$out" | grep -q '^mcp__demo__calc ' || { echo "no demo tools in:"; echo "$out"; exit 1; }
+echo "$out" | grep -qx '42' || { echo "the demo call did not answer 42:"; echo "$out"; exit 1; }
+echo "ok"
+
+step "all green"
