@@ -15,15 +15,16 @@ import (
 // start, a live summary line on a terminal (plain lines in a pipe); then,
 // for `run`, one line per event (reloads, failures, tool changes).
 type reporter struct {
-	hs    *harness
-	w     io.Writer
-	sub   *host.Subscription
-	done  chan struct{}
-	mu    sync.Mutex
-	live  bool // redraw one summary line
-	plain bool // print a line per event
-	drawn bool // a live line is on screen
-	tools map[string]bool
+	hs     *harness
+	w      io.Writer
+	sub    *host.Subscription
+	done   chan struct{}
+	mu     sync.Mutex
+	live   bool // redraw one summary line
+	plain  bool // print a line per event
+	drawn  bool // a live line is on screen
+	loaded bool // the first load was seen
+	tools  map[string]bool
 
 	stopOnce sync.Once
 }
@@ -103,7 +104,12 @@ func (r *reporter) event(ev host.Event) {
 func (r *reporter) describe(ev host.Event) string {
 	switch ev.Type {
 	case host.Reloaded:
-		if ev.Plan.Empty() {
+		first := !r.loaded
+		r.loaded = true
+		switch {
+		case first:
+			return "" // the entries' own lines tell the first load
+		case ev.Plan.Empty():
 			return "reloaded: no entry changed"
 		}
 		return "reloaded: " + ev.Plan.String()
