@@ -90,6 +90,12 @@ func (r *reporter) loop() {
 func (r *reporter) event(ev host.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if ev.Type == host.Reloaded && !r.loaded {
+		// The first load is the start; the entries' own lines tell it.
+		r.loaded = true
+		r.redrawLocked()
+		return
+	}
 	if r.plain {
 		if line := r.describe(ev); line != "" {
 			r.clear()
@@ -104,12 +110,7 @@ func (r *reporter) event(ev host.Event) {
 func (r *reporter) describe(ev host.Event) string {
 	switch ev.Type {
 	case host.Reloaded:
-		first := !r.loaded
-		r.loaded = true
-		switch {
-		case first:
-			return "" // the entries' own lines tell the first load
-		case ev.Plan.Empty():
+		if ev.Plan.Empty() {
 			return "reloaded: no entry changed"
 		}
 		return "reloaded: " + ev.Plan.String()
