@@ -87,6 +87,97 @@ func From(ctx *host.Context) (*Registry, error) {
 // that breaks the contract, appears twice in the batch, or is already
 // registered fails the whole batch: `tool "<name>" is already registered`.
 func (r *Registry) Register(f *fiber.Fiber, batch ...Tool) (release fiber.Disposer, err error) {
+	set, err := r.Replace(f, nil, batch...)
+	if err != nil {
+		return nil, err
+	}
+	return set.Release, nil
+}
+
+// Set is one registration: tools that stay registered until the set is
+// released or replaced, or its fiber is disposed.
+type Set struct {
+	entries []*entry
+	release fiber.Disposer
+}
+
+// Release unregisters the set's tools. It runs once; later calls do nothing.
+func (s *Set) Release(ctx context.Context) error { return s.release(ctx) }
+
+// Names returns the names of the set's tools, in registration order.
+func (s *Set) Names() []string {
+	out := make([]string, len(s.entries))
+	for i, e := range s.entries {
+		out[i] = e.tool.Name
+	}
+	return out
+}
+
+// Replace registers batch in place of old (nil for none) in one step: a
+// reader sees the old tools or the new ones, never a mix and never neither,
+// and a change is announced once. The batch is all or nothing; if one of its
+// names is registered by someone other than old, the old tools are removed
+// anyway and nothing is registered — a generation is never half there.
+func (r *Registry) Replace(f *fiber.Fiber, old *Set, batch ...Tool) (*Set, error) {
+	entries, err := prepare(batch)
+	if err != nil {
+		return nil, err
+	}
+	mine := map[*entry]bool{}
+	if old != nil {
+		for _, e := range old.entries {
+			mine[e] = true
+		}
+	}
+	r.mu.Lock()
+	var conflict error
+	for _, e := range entries {
+		if cur, taken := r.tools[e.tool.Name]; taken && !mine[cur] {
+			conflict = fmt.Errorf("tool %q is %w", e.tool.Name, ErrConflict)
+			break
+		}
+	}
+	changed := r.removeLocked(mine)
+	if conflict == nil {
+		for _, e := range entries {
+			r.tools[e.tool.Name] = e
+		}
+		changed = changed || len(entries) > 0
+	}
+	if changed {
+		r.changedLocked()
+	}
+	r.mu.Unlock()
+	if old != nil {
+		_ = old.release(context.Background()) // takes its disposer off the fiber
+	}
+	if conflict != nil {
+		return nil, conflict
+	}
+
+	set := &Set{entries: entries}
+	remove := func(context.Context) error {
+		own := make(map[*entry]bool, len(entries))
+		for _, e := range entries {
+			own[e] = true
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.removeLocked(own) {
+			r.changedLocked()
+		}
+		return nil
+	}
+	set.release, err = f.Defer(fmt.Sprintf("unregister %d tool(s)", len(entries)), remove)
+	if err != nil {
+		// The fiber is gone; the disposer already ran and removed the tools.
+		return nil, fmt.Errorf("register tools: %w", err)
+	}
+	return set, nil
+}
+
+// prepare checks a batch and encodes each tool's model-visible element.
+func prepare(batch []Tool) ([]*entry, error) {
 	entries := make([]*entry, len(batch))
 	seen := make(map[string]bool, len(batch))
 	for i, t := range batch {
@@ -107,37 +198,20 @@ func (r *Registry) Register(f *fiber.Fiber, batch ...Tool) (release fiber.Dispos
 		}
 		entries[i] = &entry{tool: t, model: modelJSON(t)}
 	}
+	return entries, nil
+}
 
-	r.mu.Lock()
-	for _, e := range entries {
-		if _, taken := r.tools[e.tool.Name]; taken {
-			r.mu.Unlock()
-			return nil, fmt.Errorf("tool %q is %w", e.tool.Name, ErrConflict)
+// removeLocked removes the given entries that are still registered and
+// reports whether any was.
+func (r *Registry) removeLocked(own map[*entry]bool) bool {
+	removed := false
+	for e := range own {
+		if r.tools[e.tool.Name] == e {
+			delete(r.tools, e.tool.Name)
+			removed = true
 		}
 	}
-	for _, e := range entries {
-		r.tools[e.tool.Name] = e
-	}
-	r.changedLocked()
-	r.mu.Unlock()
-
-	remove := func(context.Context) error {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		for _, e := range entries {
-			if r.tools[e.tool.Name] == e {
-				delete(r.tools, e.tool.Name)
-			}
-		}
-		r.changedLocked()
-		return nil
-	}
-	release, err = f.Defer(fmt.Sprintf("unregister %d tool(s)", len(entries)), remove)
-	if err != nil {
-		// The fiber is gone; the disposer already ran and removed the tools.
-		return nil, fmt.Errorf("register tools: %w", err)
-	}
-	return release, nil
+	return removed
 }
 
 func (r *Registry) changedLocked() {
