@@ -219,6 +219,7 @@ func (c *console) call(ctx context.Context, rest string) (quit bool) {
 			case s == syscall.SIGHUP:
 				c.watcher.Reload()
 			case s == os.Interrupt && hs.env.StdinTTY:
+				fmt.Fprintln(hs.env.Stderr, "call cancelled")
 				cancel()
 			default:
 				cancel()

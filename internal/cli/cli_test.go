@@ -1,0 +1,287 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/harness-go/harness/host"
+	_ "github.com/harness-go/harness/plugins/echo"
+	"github.com/harness-go/harness/plugins/tools"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// blocker is a test plugin with a tool that blocks until its call is
+// cancelled, to test Ctrl-C in the console.
+type blocker struct{}
+
+func (blocker) Apply(ctx *host.Context) error {
+	reg, err := tools.From(ctx)
+	if err != nil {
+		return err
+	}
+	log := ctx.Logger()
+	_, err = reg.Register(ctx.Fiber(), tools.Tool{Name: "block", Execute: func(c context.Context, _ json.RawMessage) (tools.Result, error) {
+		log.Warn("block called") // tells the test the call is in flight
+		<-c.Done()
+		return tools.Result{}, c.Err()
+	}})
+	return err
+}
+
+func init() {
+	host.Register(host.Kind{Name: "cli-test-blocker", Inject: []string{tools.Service}, New: func() host.Plugin { return blocker{} }})
+}
+
+func TestParseFlagsAnywhere(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		command string
+		rest    []string
+		config  string
+		wait    time.Duration
+		json    bool
+	}{
+		{"default run", nil, "run", nil, "cordis.yml", 30 * time.Second, false},
+		{"flags first", []string{"-c", "f.yml", "tools"}, "tools", nil, "f.yml", 30 * time.Second, false},
+		{"flags last", []string{"call", "X", "{}", "-c", "f.yml", "--json"}, "call", []string{"X", "{}"}, "f.yml", 30 * time.Second, true},
+		{"equals form", []string{"--config=g.yml", "--wait=0", "status"}, "status", nil, "g.yml", 0, false},
+		{"stdin marker", []string{"call", "X", "-"}, "call", []string{"X", "-"}, "cordis.yml", 30 * time.Second, false},
+		{"negative number", []string{"call", "X", "-1"}, "call", []string{"X", "-1"}, "cordis.yml", 30 * time.Second, false},
+		{"double dash", []string{"call", "--", "--json"}, "call", []string{"--json"}, "cordis.yml", 30 * time.Second, false},
+		{"wait", []string{"tools", "--wait", "2m"}, "tools", nil, "cordis.yml", 2 * time.Minute, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o, err := parse(tc.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.command != tc.command || strings.Join(o.args, " ") != strings.Join(tc.rest, " ") || o.config != tc.config || o.wait != tc.wait || o.json != tc.json {
+				t.Fatalf("got %+v", o)
+			}
+		})
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"tools", "--frob"}, "unknown flag --frob"},
+		{[]string{"tools", "-c"}, "flag -c needs a value"},
+		{[]string{"--wait", "soon"}, "--wait takes a duration"},
+		{[]string{"--wait", "-1s"}, "must not be negative"},
+		{[]string{"--log-level", "loud"}, "--log-level must be"},
+		{[]string{"--log-format", "xml"}, "--log-format must be"},
+		{[]string{"--json=yes"}, "takes no value"},
+	} {
+		if _, err := parse(tc.args); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: err = %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// session runs the harness in-process with pipes.
+type session struct {
+	t      *testing.T
+	dir    string
+	stdin  *io.PipeWriter
+	out    *lines
+	errOut *lines
+	sigs   chan os.Signal
+	code   chan int
+}
+
+// lines is a writer that lets a test wait for a line.
+type lines struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	wake chan struct{}
+}
+
+func newLines() *lines { return &lines{wake: make(chan struct{})} }
+
+func (l *lines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Write(p)
+	close(l.wake)
+	l.wake = make(chan struct{})
+	return len(p), nil
+}
+
+func (l *lines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// waitFor waits until the output contains s.
+func (l *lines) waitFor(t *testing.T, s string) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		l.mu.Lock()
+		ok, wake := strings.Contains(l.buf.String(), s), l.wake
+		l.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-wake:
+		case <-deadline:
+			t.Fatalf("no %q in output:\n%s", s, l.String())
+		}
+	}
+}
+
+func start(t *testing.T, config string, tty bool, args ...string) *session {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "cordis.yml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, w := io.Pipe()
+	s := &session{t: t, dir: dir, stdin: w, out: newLines(), errOut: newLines(), sigs: make(chan os.Signal, 4), code: make(chan int, 1)}
+	env := Env{Stdin: r, Stdout: s.out, Stderr: s.errOut, Signals: s.sigs, StdinTTY: tty, StderrTTY: tty}
+	go func() {
+		s.code <- Main(context.Background(), append([]string{"-c", filepath.Join(dir, "cordis.yml")}, args...), env)
+		r.Close()
+	}()
+	return s
+}
+
+func (s *session) send(line string) {
+	s.t.Helper()
+	if _, err := io.WriteString(s.stdin, line+"\n"); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func (s *session) exit() int {
+	s.t.Helper()
+	select {
+	case c := <-s.code:
+		return c
+	case <-time.After(20 * time.Second):
+		s.t.Fatal("the harness did not exit")
+		return -1
+	}
+}
+
+const blockConfig = "- id: b\n  name: cli-test-blocker\n- id: echo\n  name: echo\n"
+
+func TestConsoleCtrlCCancelsTheCallOnATerminal(t *testing.T) {
+	t.Parallel()
+	s := start(t, blockConfig, true)
+	s.send("/tools")
+	s.out.waitFor(t, "block\n")
+	s.send("/call block")
+	s.errOut.waitFor(t, "block called")
+	s.sigs <- os.Interrupt
+	s.errOut.waitFor(t, "call cancelled")
+	s.out.waitFor(t, "Error: context canceled")
+	// Still running: the next command works; Ctrl-C at idle quits.
+	s.send(`/call echo {"message":"still here"}`)
+	s.out.waitFor(t, "still here\n")
+	s.sigs <- os.Interrupt
+	if code := s.exit(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}
+
+func TestConsoleSignalInAPipeQuits(t *testing.T) {
+	t.Parallel()
+	s := start(t, blockConfig, false)
+	s.send("/call block")
+	s.errOut.waitFor(t, "block called")
+	s.sigs <- syscall.SIGTERM
+	if code := s.exit(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if strings.Contains(s.errOut.String(), "> ") {
+		t.Fatalf("a prompt was printed to a pipe:\n%s", s.errOut)
+	}
+}
+
+func TestConsoleCommands(t *testing.T) {
+	t.Parallel()
+	s := start(t, "- id: echo\n  name: echo\n", false)
+	s.send("/help")
+	s.out.waitFor(t, "/restart ID")
+	s.send("/status")
+	s.out.waitFor(t, "echo  echo  ready")
+	s.send("/restart echo")
+	s.out.waitFor(t, "restarting echo")
+	s.send("/restart nope")
+	s.errOut.waitFor(t, `restart: restart "nope": unknown entry`)
+	s.send("/call nope")
+	s.errOut.waitFor(t, `unknown tool "nope"`)
+	s.send("/call echo {not json")
+	s.errOut.waitFor(t, "not valid JSON")
+	s.send("/frob")
+	s.errOut.waitFor(t, `unknown command "/frob"`)
+	// An edit applied by SIGHUP even without a watcher event.
+	if err := os.WriteFile(filepath.Join(s.dir, "cordis.yml"), []byte("- id: echo\n  name: echo\n  config: {prefix: x_}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.sigs <- syscall.SIGHUP
+	s.errOut.waitFor(t, "reloaded: restarted echo")
+	s.send("/tools")
+	s.out.waitFor(t, "x_echo")
+	s.send("/reload")
+	s.errOut.waitFor(t, "reloaded: no entry changed")
+	s.send("/quit")
+	if code := s.exit(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}
+
+func TestLiveProgressOnATerminal(t *testing.T) {
+	t.Parallel()
+	s := start(t, "- id: echo\n  name: echo\n- id: bad\n  name: echo\n", true, "tools")
+	if code := s.exit(); code != 1 {
+		t.Fatalf("exit %d, want 1 for the failed entry", code)
+	}
+	if !strings.Contains(s.errOut.String(), `harness: entry "bad" failed: apply:`) {
+		t.Fatalf("stderr:\n%q", s.errOut)
+	}
+}
+
+func TestHelp(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+		code int
+	}{
+		{[]string{"--help"}, "Usage:\n  harness [run]", 0},
+		{[]string{"help"}, "Usage:\n  harness [run]", 0},
+		{[]string{"help", "call"}, "Usage: harness call NAME", 0},
+		{[]string{"tools", "-h"}, "Usage: harness tools", 0},
+		{[]string{"help", "frob"}, "", 2},
+	} {
+		var out, errOut bytes.Buffer
+		code := Main(context.Background(), tc.args, Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
+		if code != tc.code || !strings.Contains(out.String(), tc.want) {
+			t.Errorf("%v: exit %d, stdout %q", tc.args, code, out.String())
+		}
+	}
+}
