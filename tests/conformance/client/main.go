@@ -1,0 +1,300 @@
+// Command client is an MCP conformance client built on harness's mcp-client
+// plugin. The conformance suite (@modelcontextprotocol/conformance) runs it
+// as `<command> <server URL>`:
+//
+//	client [-deadline 20s] [-log-level info] URL
+//
+// It boots a host with the tools service, loads an in-memory cordis.yml with
+// one mcp-client entry (streamable-http to URL, serverName "conformance",
+// protocol auto), waits for it to settle, and then works through the tools
+// registry only, as a model would: it prints the model-visible tool list and
+// calls every tool once with arguments made up from its JSON Schema. Results
+// go to stdout, logs to stderr.
+//
+// The exit status is 0 when the entry became ready and every call came back
+// with a result (an error result counts: the server decides what its tools
+// answer) before the deadline, and 1 otherwise; 2 is a usage error. The
+// whole run, closing the host included, is bounded by -deadline; if closing
+// hangs past it, the process exits anyway.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/harness-go/harness/host"
+	_ "github.com/harness-go/harness/plugins/mcpclient"
+	"github.com/harness-go/harness/plugins/tools"
+)
+
+const (
+	entryID    = "conformance"
+	serverName = "conformance"
+	// closeGrace is how long closing the host may take beyond the deadline
+	// before the process gives up on it.
+	closeGrace = 5 * time.Second
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// options are the command line.
+type options struct {
+	url      string
+	deadline time.Duration
+	level    slog.Level
+}
+
+func parseArgs(args []string, stderr io.Writer) (options, error) {
+	fs := flag.NewFlagSet("client", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: client [-deadline 20s] [-log-level debug|info|warn|error] URL")
+		fs.PrintDefaults()
+	}
+	o := options{}
+	fs.DurationVar(&o.deadline, "deadline", 20*time.Second, "bound of the whole run")
+	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	if len(args) == 0 {
+		fs.Usage()
+		return o, errors.New("the server URL is missing")
+	}
+	// The suite appends the URL as the last argument; flags come before it.
+	if err := fs.Parse(args[:len(args)-1]); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return o, fmt.Errorf("unexpected arguments before the URL: %q", fs.Args())
+	}
+	o.url = args[len(args)-1]
+	if u, err := url.Parse(o.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return o, fmt.Errorf("%q is not an http:// or https:// URL", o.url)
+	}
+	if o.deadline <= 0 {
+		return o, errors.New("-deadline must be positive")
+	}
+	if err := o.level.UnmarshalText([]byte(*level)); err != nil {
+		return o, fmt.Errorf("-log-level: %v", err)
+	}
+	return o, nil
+}
+
+// entryConfig is the one cordis.yml entry.
+type entryConfig struct {
+	ID     string    `yaml:"id"`
+	Name   string    `yaml:"name"`
+	Config mcpConfig `yaml:"config"`
+}
+
+type mcpConfig struct {
+	ServerName        string `yaml:"serverName"`
+	Transport         string `yaml:"transport"`
+	URL               string `yaml:"url"`
+	Protocol          string `yaml:"protocol"`
+	StartupTimeoutMs  int    `yaml:"startupTimeoutMs"`
+	ToolCallTimeoutMs int    `yaml:"toolCallTimeoutMs"`
+}
+
+// cordisYML is the configuration the client runs: one mcp-client entry whose
+// timeouts fit in the deadline.
+func cordisYML(serverURL string, deadline time.Duration) ([]byte, error) {
+	startup := min(10*time.Second, deadline/2)
+	call := min(10*time.Second, deadline/2)
+	return yaml.Marshal([]entryConfig{{
+		ID:   entryID,
+		Name: "mcp-client",
+		Config: mcpConfig{
+			ServerName:        serverName,
+			Transport:         "streamable-http",
+			URL:               serverURL,
+			Protocol:          "auto",
+			StartupTimeoutMs:  max(1, int(startup/time.Millisecond)),
+			ToolCallTimeoutMs: max(1, int(call/time.Millisecond)),
+		},
+	}})
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	o, err := parseArgs(args, stderr)
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stderr, "client:", err)
+		}
+		return 2
+	}
+	start := time.Now()
+	// The watchdog ends the process if closing the host hangs past the
+	// deadline: the suite waits for our pipes to close.
+	watchdog := time.AfterFunc(o.deadline+closeGrace, func() {
+		fmt.Fprintf(stderr, "client: still running %s after the start; exiting\n", o.deadline+closeGrace)
+		os.Exit(1)
+	})
+	defer watchdog.Stop()
+
+	ctx, cancel := context.WithTimeoutCause(context.Background(), o.deadline, fmt.Errorf("the client's deadline of %s passed", o.deadline))
+	defer cancel()
+
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: o.level}))
+	reg := tools.New()
+	h := host.New(host.Options{Logger: log, DisposeTimeout: closeGrace})
+	h.Provide(tools.Service, reg)
+
+	code := exercise(ctx, o, h, reg, stdout, stderr)
+
+	cctx, ccancel := context.WithTimeout(context.Background(), closeGrace)
+	defer ccancel()
+	if err := h.Close(cctx); err != nil {
+		fmt.Fprintln(stderr, "client: closing the host:", err)
+		code = 1
+	}
+	fmt.Fprintf(stderr, "client: done in %s, exit status %d\n", time.Since(start).Round(time.Millisecond), code)
+	return code
+}
+
+// exercise loads the configuration, waits for the entry, lists the tools and
+// calls each once. It returns the exit status.
+func exercise(ctx context.Context, o options, h *host.Host, reg *tools.Registry, stdout, stderr io.Writer) int {
+	src, err := cordisYML(o.url, o.deadline)
+	if err != nil {
+		fmt.Fprintln(stderr, "client: building cordis.yml:", err)
+		return 1
+	}
+	f, err := host.ParseFile("cordis.yml", src)
+	if err != nil {
+		fmt.Fprintln(stderr, "client: parsing the generated cordis.yml:", err)
+		return 1
+	}
+	if _, err := h.Load(ctx, f); err != nil {
+		fmt.Fprintln(stderr, "client: loading the generated cordis.yml:", err)
+		return 1
+	}
+	if err := h.Settle(ctx); err != nil {
+		fmt.Fprintln(stderr, "client: the entry did not settle:", err)
+		return 1
+	}
+	st, ok := entryStatus(h.Snapshot(), entryID)
+	if !ok {
+		fmt.Fprintln(stderr, "client: the entry is missing from the host")
+		return 1
+	}
+	if st.State != host.Ready {
+		fmt.Fprintf(stderr, "client: the entry is %s: %s\n", st.State, st.Error)
+		return 1
+	}
+
+	model := reg.ModelJSON()
+	fmt.Fprintf(stdout, "tools: %s\n", model)
+	var list []struct {
+		Function struct {
+			Name       string          `json:"name"`
+			Parameters json.RawMessage `json:"parameters"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(model, &list); err != nil {
+		fmt.Fprintln(stderr, "client: the model-visible tool list is not JSON:", err)
+		return 1
+	}
+	code := 0
+	for _, t := range list {
+		args := argsFromSchema(t.Function.Parameters)
+		res := reg.Execute(ctx, t.Function.Name, args)
+		out, _ := json.Marshal(res)
+		fmt.Fprintf(stdout, "call %s %s -> %s\n", t.Function.Name, args, out)
+		if ctx.Err() != nil {
+			fmt.Fprintf(stderr, "client: calling %s: %v\n", t.Function.Name, context.Cause(ctx))
+			return 1
+		}
+	}
+	// The entry must still be up: a connection lost during the calls fails
+	// it.
+	if st, ok := entryStatus(h.Snapshot(), entryID); !ok || st.State != host.Ready {
+		fmt.Fprintf(stderr, "client: after the calls the entry is %s: %s\n", st.State, st.Error)
+		code = 1
+	}
+	return code
+}
+
+func entryStatus(snap []host.EntryStatus, id string) (host.EntryStatus, bool) {
+	for _, e := range snap {
+		if e.ID == id {
+			return e, true
+		}
+	}
+	return host.EntryStatus{}, false
+}
+
+// argsFromSchema makes up the arguments of a call from a tool's JSON Schema: each
+// required property gets a value of its type, numbers 2, 3, … in the order
+// the schema lists them as required, strings "test", booleans true, anything
+// else {}. Properties that are not required are left out.
+func argsFromSchema(schema json.RawMessage) json.RawMessage {
+	var s struct {
+		Properties map[string]struct {
+			Type json.RawMessage `json:"type"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return json.RawMessage(`{}`)
+	}
+	var b strings.Builder
+	b.WriteByte('{')
+	next := 2
+	seen := map[string]bool{}
+	for _, name := range s.Required {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		key, _ := json.Marshal(name)
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		b.Write(key)
+		b.WriteByte(':')
+		switch schemaType(s.Properties[name].Type) {
+		case "number", "integer":
+			fmt.Fprintf(&b, "%d", next)
+			next++
+		case "string":
+			b.WriteString(`"test"`)
+		case "boolean":
+			b.WriteString("true")
+		default:
+			b.WriteString("{}")
+		}
+	}
+	b.WriteByte('}')
+	return json.RawMessage(b.String())
+}
+
+// schemaType reads a schema's "type": a string, or the first non-null entry
+// of an array of types.
+func schemaType(raw json.RawMessage) string {
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		return one
+	}
+	var many []string
+	if json.Unmarshal(raw, &many) == nil {
+		for _, t := range many {
+			if t != "null" {
+				return t
+			}
+		}
+	}
+	return ""
+}

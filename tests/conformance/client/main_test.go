@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/harness-go/harness/host"
+)
+
+func TestArgsFromSchema(t *testing.T) {
+	cases := []struct{ schema, want string }{
+		{`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`, `{"a":2,"b":3}`},
+		{`{"type":"object","properties":{"n":{"type":"integer"},"s":{"type":"string"},"f":{"type":"boolean"},"o":{"type":"object"},"x":{}},"required":["s","n","f","o","x"]}`, `{"s":"test","n":2,"f":true,"o":{},"x":{}}`},
+		{`{"type":"object","properties":{"a":{"type":"number"},"opt":{"type":"string"}},"required":["a"]}`, `{"a":2}`},
+		{`{"type":"object","properties":{"a":{"type":["null","number"]}},"required":["a","a"]}`, `{"a":2}`},
+		{`{"type":"object","properties":{}}`, `{}`},
+		{`{"type":"object","required":["missing"]}`, `{"missing":{}}`},
+		{`not json`, `{}`},
+		{``, `{}`},
+	}
+	for _, c := range cases {
+		got := argsFromSchema(json.RawMessage(c.schema))
+		if string(got) != c.want {
+			t.Errorf("argsFromSchema(%s) = %s, want %s", c.schema, got, c.want)
+		}
+		if !json.Valid(got) {
+			t.Errorf("argsFromSchema(%s) = %s, not JSON", c.schema, got)
+		}
+	}
+}
+
+func TestCordisYMLLoads(t *testing.T) {
+	src, err := cordisYML(`http://localhost:1234/mcp?x="y"#z`, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := host.ParseFile("cordis.yml", src)
+	if err != nil {
+		t.Fatalf("ParseFile: %v\n%s", err, src)
+	}
+	if len(f.Entries) != 1 || f.Entries[0].ID != entryID || f.Entries[0].Name != "mcp-client" {
+		t.Fatalf("entries %+v\n%s", f.Entries, src)
+	}
+	for _, want := range []string{"transport: streamable-http", "serverName: conformance", "protocol: auto", "startupTimeoutMs: 10000", "toolCallTimeoutMs: 10000"} {
+		if !strings.Contains(string(src), want) {
+			t.Errorf("cordis.yml lacks %q:\n%s", want, src)
+		}
+	}
+}
+
+func TestUsage(t *testing.T) {
+	for _, args := range [][]string{nil, {"not-a-url"}, {"-bogus", "http://localhost:1"}, {"extra", "http://localhost:1"}, {"-deadline", "0s", "http://localhost:1"}} {
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code != 2 {
+			t.Errorf("run(%q) = %d, want 2; stderr:\n%s", args, code, errb.String())
+		}
+	}
+}
+
+func TestUnreachableServerFails(t *testing.T) {
+	var out, errb bytes.Buffer
+	start := time.Now()
+	code := run([]string{"-deadline", "5s", "-log-level", "error", "http://127.0.0.1:1/mcp"}, &out, &errb)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stderr:\n%s", code, errb.String())
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("took %s", d)
+	}
+	if !strings.Contains(errb.String(), "the entry is failed") {
+		t.Errorf("stderr does not say the entry failed:\n%s", errb.String())
+	}
+}
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -1,0 +1,266 @@
+// Package conformance runs the MCP conformance suite
+// (@modelcontextprotocol/conformance, pinned in tests/npm) against a client
+// built on harness's mcp-client plugin (./client).
+//
+// The suite starts a mock server per scenario and runs the client command
+// with the server's URL appended. Its exit status alone is not trusted: a
+// client that never connects gets "Passed: 0/0" and exit 0. A scenario
+// passes only when the runner exits 0 and reports Passed: X/Y with Y ≥ 1 and
+// X == Y.
+package conformance_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/harness-go/harness/internal/npmtest"
+)
+
+// scenarios are the client scenarios of the suite that apply to us (the
+// others test OAuth and elicitation, which the plugin does not offer).
+var scenarios = []string{"initialize", "tools_call", "sse-retry"}
+
+const (
+	// scenarioTimeout bounds one run of the suite: its own --timeout for
+	// the client is runnerTimeout, and the client gives up after its own
+	// clientDeadline.
+	scenarioTimeout = 90 * time.Second
+	runnerTimeout   = 30 * time.Second
+	clientDeadline  = 20 * time.Second
+	// waitDelay is how long Wait waits for the pipes once the runner has
+	// exited or been killed.
+	waitDelay = 5 * time.Second
+)
+
+func TestConformance(t *testing.T) {
+	runner := npmtest.Bin(t, "conformance") // fails in CI without node/npm, skips elsewhere
+	client := buildClient(t)
+	command := shellQuote(client) + " -deadline " + clientDeadline.String()
+
+	for _, scenario := range scenarios {
+		t.Run(scenario, func(t *testing.T) {
+			t.Parallel()
+			runScenario(t, runner, command, scenario)
+		})
+	}
+}
+
+// buildClient builds ./client into a temporary folder, with the race
+// detector when the test has it, and returns the binary's path.
+func buildClient(t *testing.T) string {
+	t.Helper()
+	goBin, err := goTool()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "conformance-client")
+	args := []string{"build", "-o", out}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	args = append(args, "./client")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, goBin, args...)
+	start := time.Now()
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, b)
+	}
+	t.Logf("built the client in %s (race: %t)", time.Since(start).Round(time.Millisecond), raceEnabled)
+	return out
+}
+
+// goTool finds the go command: on PATH, else in $GOROOT/bin.
+func goTool() (string, error) {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p, nil
+	}
+	if root := os.Getenv("GOROOT"); root != "" {
+		p := filepath.Join(root, "bin", "go")
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", errors.New("the go command is neither on PATH nor in $GOROOT/bin: cannot build the conformance client")
+}
+
+// outcome is what one run of the suite produced.
+type outcome struct {
+	stdout, stderr []byte
+	exitCode       int
+	err            error // a failure to run or wait, other than the exit status
+	timedOut       bool
+	elapsed        time.Duration
+}
+
+func runScenario(t *testing.T, runner, command, scenario string) {
+	outDir := t.TempDir()
+	args := []string{
+		"client",
+		"--scenario", scenario,
+		"--command", command,
+		"--timeout", strconv.FormatInt(runnerTimeout.Milliseconds(), 10),
+		"-o", outDir,
+	}
+	o := runBounded(t, runner, args, boundFor(t, scenarioTimeout))
+
+	var problems []string
+	if o.timedOut {
+		problems = append(problems, fmt.Sprintf("the runner did not finish within %s and its process group was killed", o.elapsed.Round(time.Millisecond)))
+	} else if o.err != nil {
+		problems = append(problems, fmt.Sprintf("running the suite: %v", o.err))
+	}
+	if o.exitCode != 0 && !o.timedOut {
+		problems = append(problems, fmt.Sprintf("the runner exited with status %d", o.exitCode))
+	}
+	passed, total, ok := parsePassed(o.stderr)
+	switch {
+	case !ok:
+		problems = append(problems, "the runner printed no \"Passed: X/Y\" summary")
+	case total < 1:
+		problems = append(problems, fmt.Sprintf("the scenario reported %d checks (Passed: %d/%d): the client never got far enough to be checked", total, passed, total))
+	case passed != total:
+		problems = append(problems, fmt.Sprintf("Passed: %d/%d", passed, total))
+	}
+
+	if len(problems) == 0 {
+		t.Logf("%s: Passed: %d/%d in %s", scenario, passed, total, o.elapsed.Round(time.Millisecond))
+		return
+	}
+	t.Errorf("scenario %s failed after %s:\n  - %s", scenario, o.elapsed.Round(time.Millisecond), strings.Join(problems, "\n  - "))
+	t.Logf("runner: %s %s", runner, strings.Join(args, " "))
+	t.Logf("runner stderr:\n%s", o.stderr)
+	t.Logf("runner stdout:\n%s", o.stdout)
+	logSaved(t, outDir)
+}
+
+// boundFor is d, shortened to end before the test binary's deadline.
+func boundFor(t *testing.T, d time.Duration) time.Duration {
+	if end, ok := t.Deadline(); ok {
+		if left := time.Until(end) - 10*time.Second; left < d {
+			d = max(left, 5*time.Second)
+		}
+	}
+	return d
+}
+
+// runBounded runs the suite in a process group of its own and kills the
+// whole group when bound passes: the runner waits for the pipes of the
+// client it started, so killing the runner alone is not enough. Whatever is
+// left of the group when the runner has exited is killed too.
+func runBounded(t *testing.T, name string, args []string, bound time.Duration) outcome {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	ownGroup(cmd)
+	cmd.Cancel = func() error { return killGroup(cmd) }
+	cmd.WaitDelay = waitDelay
+
+	start := time.Now()
+	err := cmd.Run()
+	o := outcome{elapsed: time.Since(start), exitCode: -1}
+	if cmd.Process != nil {
+		_ = killGroup(cmd) // stragglers; an empty group is fine
+	}
+	o.stdout, o.stderr = stdout.Bytes(), stderr.Bytes()
+	o.timedOut = errors.Is(ctx.Err(), context.DeadlineExceeded)
+	if cmd.ProcessState != nil {
+		o.exitCode = cmd.ProcessState.ExitCode()
+	}
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) {
+		o.err = err
+	}
+	return o
+}
+
+var (
+	ansi       = regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`)
+	passedLine = regexp.MustCompile(`(?m)^\s*Passed:\s*(\d+)/(\d+)\b`)
+)
+
+// parsePassed reads the last "Passed: X/Y" summary of the runner's output.
+func parsePassed(out []byte) (passed, total int, ok bool) {
+	m := passedLine.FindAllSubmatch(ansi.ReplaceAll(out, nil), -1)
+	if len(m) == 0 {
+		return 0, 0, false
+	}
+	last := m[len(m)-1]
+	passed, err1 := strconv.Atoi(string(last[1]))
+	total, err2 := strconv.Atoi(string(last[2]))
+	if err1 != nil || err2 != nil {
+		return 0, 0, false
+	}
+	return passed, total, true
+}
+
+// logSaved logs the files the runner saved with -o: the checks as JSON
+// and the client's own stdout and stderr.
+func logSaved(t *testing.T, dir string) {
+	t.Helper()
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, path)
+		t.Logf("%s:\n%s", rel, b)
+		return nil
+	})
+}
+
+// shellQuote quotes s for /bin/sh: the runner passes --command to a shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func TestParsePassed(t *testing.T) {
+	cases := []struct {
+		out           string
+		passed, total int
+		ok            bool
+	}{
+		{"Test Results:\nPassed: 1/1, 0 failed, 0 warnings\n", 1, 1, true},
+		{"Test Results:\nPassed: 0/0, 0 failed, 0 warnings\n\n✅ OVERALL: PASSED\n", 0, 0, true},
+		{"\x1b[32mPassed: 2/3, 1 failed, 0 warnings\x1b[0m\n", 2, 3, true},
+		{"Passed: 1/1\nlater\nPassed: 3/3, 0 failed\n", 3, 3, true},
+		{"Client exited with code 3\n", 0, 0, false},
+		{"", 0, 0, false},
+	}
+	for _, c := range cases {
+		p, n, ok := parsePassed([]byte(c.out))
+		if p != c.passed || n != c.total || ok != c.ok {
+			t.Errorf("parsePassed(%q) = %d, %d, %t; want %d, %d, %t", c.out, p, n, ok, c.passed, c.total, c.ok)
+		}
+	}
+}
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"/tmp/a b/client": `'/tmp/a b/client'`,
+		"it's":            `'it'\''s'`,
+		"$HOME":           `'$HOME'`,
+	} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
