@@ -125,6 +125,10 @@ var idPattern = regexp.MustCompile(`^[^\s\x00-\x1f\x7f]{1,128}$`)
 // ParseFile parses the content of a cordis.yml: the entry structure, the
 // !!js expressions (syntax only) and the uniqueness of ids. Plugin kinds and
 // their configurations are checked later, by [Check] and the host.
+//
+// On a *LoadError about some entries, the returned File still holds the
+// entries that parsed (for reporting; never load it). When the YAML itself
+// does not parse, the File is nil.
 func ParseFile(path string, data []byte) (*File, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -167,7 +171,9 @@ func ParseFile(path string, data []byte) (*File, error) {
 		f.Entries = append(f.Entries, e)
 	}
 	if err := p.err(); err != nil {
-		return nil, err
+		// The entries that did parse come back too, so that a checker can
+		// report their problems as well: every problem at once.
+		return f, err
 	}
 	return f, nil
 }

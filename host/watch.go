@@ -40,6 +40,7 @@ func (h *Host) loadData(ctx context.Context, path string, data []byte, readErr e
 	}
 	f, err := ParseFile(path, data)
 	if err != nil {
+		f = nil
 		h.emit(Event{Type: ReloadRejected, Err: err})
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -80,7 +81,8 @@ func (hs *harness) close() {
 }
 
 // settle waits until every entry settles, bounded by --wait, or until ctx
-// ends. It returns false when the bound was hit first.
+// ends. It returns false when the bound was hit first (with --wait 0: when
+// anything is unsettled).
 func (hs *harness) settle(ctx context.Context) bool {
 	if hs.o.wait <= 0 {
 		return host.AllSettled(hs.host.Snapshot())
@@ -90,37 +92,40 @@ func (hs *harness) settle(ctx context.Context) bool {
 	return hs.host.Settle(ctx) == nil
 }
 
-// problems describes the entries that failed, wait for a service, or have
-// not settled; one line each.
-func (hs *harness) problems() []string {
-	var out []string
+// reportProblems tells, on stderr, about the entries that failed, that wait
+// for a service nobody provides, and — when the caller waited the whole
+// --wait bound (timedOut) — those that had not settled. It reports whether
+// the exit code must be 1: an entry failed, or did not settle in time.
+func (hs *harness) reportProblems(timedOut bool) bool {
+	bad := false
 	for _, e := range hs.host.Snapshot() {
 		switch {
 		case e.State == host.Failed:
-			out = append(out, fmt.Sprintf("entry %q failed: %s", e.ID, safe.Text(e.Error)))
-		case !e.Settled:
-			out = append(out, fmt.Sprintf("entry %q is still %s after %s (--wait)", e.ID, e.State, hs.o.wait))
-		case e.State == host.Pending:
-			out = append(out, fmt.Sprintf("entry %q is pending: no enabled entry provides %s", e.ID, strings.Join(e.Missing, ", ")))
-		}
-	}
-	return out
-}
-
-// reportProblems prints the problems on stderr and says whether the exit code
-// must be 1: a failed or unsettled entry. A pending entry is reported but is
-// not an error by itself.
-func (hs *harness) reportProblems() bool {
-	bad := false
-	for _, e := range hs.host.Snapshot() {
-		if e.State == host.Failed || !e.Settled {
 			bad = true
+			hs.note("warn", fmt.Sprintf("entry %q failed: %s", e.ID, safe.Text(e.Error)))
+		case !e.Settled && timedOut:
+			bad = true
+			hs.note("warn", fmt.Sprintf("entry %q is still %s after --wait %s", e.ID, e.State, hs.o.wait))
+		case e.State == host.Pending && e.Settled:
+			hs.note("warn", fmt.Sprintf("entry %q is pending: no enabled entry provides %s", e.ID, strings.Join(e.Missing, ", ")))
 		}
-	}
-	for _, p := range hs.problems() {
-		fmt.Fprintln(hs.env.Stderr, "harness: "+p)
 	}
 	return bad
+}
+
+// note tells a person something on stderr: a line "harness: msg", or with
+// --log-format json a JSON record, so that stderr stays one format.
+func (hs *harness) note(level, msg string) {
+	if hs.o.logFormat != "json" {
+		fmt.Fprintln(hs.env.Stderr, "harness: "+msg)
+		return
+	}
+	b, _ := json.Marshal(struct {
+		Time  time.Time `json:"time"`
+		Level string    `json:"level"`
+		Msg   string    `json:"msg"`
+	}{time.Now(), strings.ToUpper(level), msg})
+	hs.env.Stderr.Write(append(b, '\n'))
 }
 
 // oneShot boots, loads, runs fn (which settles as it needs) and shuts down.

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"time"
 
@@ -17,13 +19,13 @@ import (
 
 // listTools is `harness tools`.
 func listTools(ctx context.Context, hs *harness, progress *reporter) error {
-	hs.settle(ctx)
+	settled := hs.settle(ctx)
 	progress.stop()
 	if err := interrupted(ctx); err != nil {
 		return err
 	}
 	writeTools(hs.env.Stdout, hs.tools, hs.o.json)
-	if hs.reportProblems() {
+	if hs.reportProblems(!settled) {
 		return exit(ExitFailure, "")
 	}
 	return nil
@@ -72,7 +74,8 @@ func callTool(ctx context.Context, hs *harness, progress *reporter) error {
 	}
 	res := hs.tools.Execute(ctx, name, args)
 	writeResult(hs.env.Stdout, res, hs.o.json)
-	bad := hs.reportProblems()
+	// The call did not wait for the other entries: only failures count.
+	bad := hs.reportProblems(false)
 	if res.IsError || bad {
 		return exit(ExitFailure, "")
 	}
@@ -260,16 +263,27 @@ func writeStatusJSON(w io.Writer, path string, snap []host.EntryStatus, reg *too
 // validate is `harness validate`.
 func validate(o *options, env Env) error {
 	f, err := host.ReadFile(o.config)
-	if err != nil {
+	var le *host.LoadError
+	if err != nil && (f == nil || !errors.As(err, &le)) {
 		return exit(ExitUsage, "%s", safe.Text(err.Error()))
 	}
+	// Every problem at once: the file's own, then each entry's.
+	var problems []host.Problem
+	if le != nil {
+		problems = append(problems, le.Problems...)
+	}
 	report := host.Check(f, *jsEnv(env))
+	problems = append(problems, report.Errors...)
 	for _, w := range report.Warnings {
 		fmt.Fprintln(env.Stderr, "warning: "+safe.Line(w.Error()))
 	}
-	if len(report.Errors) > 0 {
-		lines := make([]string, len(report.Errors))
-		for i, p := range report.Errors {
+	if len(problems) > 0 {
+		sort.SliceStable(problems, func(i, j int) bool {
+			a, b := problems[i].Pos, problems[j].Pos
+			return a.Line < b.Line || a.Line == b.Line && a.Col < b.Col
+		})
+		lines := make([]string, len(problems))
+		for i, p := range problems {
 			lines[i] = safe.Line(p.Error())
 		}
 		return exit(ExitUsage, "%s", strings.Join(lines, "\n"))

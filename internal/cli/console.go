@@ -54,15 +54,17 @@ func run(ctx context.Context, o *options, env Env) error {
 	settled := make(chan struct{})
 	settleCtx, stopSettle := context.WithCancel(ctx)
 	go func() { hs.settle(settleCtx); close(settled) }()
+	var timedOut bool
 	quit := c.waitOrSignal(settled, stopSettle)
 	stopSettle()
 	<-settled
+	timedOut = !host.AllSettled(hs.host.Snapshot())
 	if quit {
 		return nil
 	}
 	if !rep.plain {
 		// The live line said nothing lasting: say what went wrong.
-		hs.reportProblems()
+		hs.reportProblems(timedOut)
 	}
 	rep.eventsFollow()
 	return c.serve(ctx, env.Stdin)

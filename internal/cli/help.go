@@ -21,7 +21,7 @@ Usage:
 Flags (anywhere on the line):
   -c, --config FILE        the configuration (default ./cordis.yml)
       --wait DURATION      how long to wait for entries to settle (default 30s; 0 = do not wait)
-      --log-level LEVEL    debug, info, warn or error (default: info for run, warn otherwise)
+      --log-level LEVEL    debug, info, warn or error (default warn)
       --log-format FORMAT  text or json (default text)
       --json               machine-readable output (tools, call, status)
   -h, --help               print help

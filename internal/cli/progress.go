@@ -38,8 +38,8 @@ func startProgress(hs *harness, events bool) *reporter {
 		w:     hs.env.Stderr,
 		sub:   hs.host.Subscribe(),
 		done:  make(chan struct{}),
-		live:  hs.env.StderrTTY,
-		plain: events && !hs.env.StderrTTY,
+		live:  hs.env.StderrTTY && hs.o.logFormat != "json",
+		plain: events && (!hs.env.StderrTTY || hs.o.logFormat == "json"),
 		tools: map[string]bool{},
 	}
 	for _, n := range hs.tools.Names() {
@@ -99,7 +99,7 @@ func (r *reporter) event(ev host.Event) {
 	if r.plain {
 		if line := r.describe(ev); line != "" {
 			r.clear()
-			fmt.Fprintln(r.w, "harness: "+line)
+			r.hs.note("info", line)
 		}
 		return
 	}
@@ -185,7 +185,7 @@ func (r *reporter) toolDiff() {
 		parts = append(parts, "removed "+strings.Join(removed, ", "))
 	}
 	r.clear()
-	fmt.Fprintln(r.w, "harness: tools "+strings.Join(parts, "; "))
+	r.hs.note("info", "tools "+strings.Join(parts, "; "))
 }
 
 func (r *reporter) redraw() {
