@@ -40,7 +40,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/harness-go/harness/fiber"
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/internal/safe"
 	"github.com/harness-go/harness/plugins/tools"
@@ -92,9 +91,9 @@ type runtime struct {
 
 // generation is the set of tools registered from one listing.
 type generation struct {
-	names   []NamePair
-	digest  string
-	release fiber.Disposer
+	names  []NamePair
+	digest string
+	set    *tools.Set
 }
 
 // NamePair maps a public tool name to the server's own.
@@ -171,7 +170,11 @@ func (rt *runtime) run(life context.Context, done func(error)) {
 			return
 		case <-rt.sync:
 			if err := rt.resync(life); err != nil && life.Err() == nil {
-				rt.log.Warn("re-sync failed; the previous tools stay registered", "err", err)
+				if rt.toolCount() > 0 {
+					rt.log.Warn("re-sync failed; the previous tools stay registered", "err", err)
+				} else {
+					rt.log.Warn("re-sync failed; the server has no tools registered", "err", err)
+				}
 			}
 		case <-lost:
 			reason := rt.redact.err(rt.sess.stdio.Err())
@@ -197,7 +200,7 @@ func (rt *runtime) connect(life context.Context) error {
 	rt.sess = sess
 	rt.mu.Unlock()
 	if sess.stdio != nil {
-		rt.log.Debug("server started", "pid", sess.stdio.PID(), "command", rt.cfg.describe())
+		rt.log.Debug("server started", "pid", sess.stdio.PID(), "command", rt.redact.text(rt.cfg.describe()))
 	}
 	err = sess.handshake(life, ctx, rt.requestSync)
 	if err == nil {
@@ -209,7 +212,11 @@ func (rt *runtime) connect(life context.Context) error {
 		if errors.Is(err, context.DeadlineExceeded) && life.Err() == nil {
 			err = fmt.Errorf("startup timed out after %s (startupTimeoutMs): %w", rt.cfg.startupTimeout(), sess.explain(err))
 		}
-		return fmt.Errorf("mcp-client(%s): %w", rt.cfg.ServerName, rt.redact.err(err))
+		err = rt.redact.err(err)
+		if strings.HasPrefix(err.Error(), "mcp-client("+rt.cfg.ServerName+"): ") {
+			return err // the seeds' messages from swap name the server already
+		}
+		return fmt.Errorf("mcp-client(%s): %w", rt.cfg.ServerName, err)
 	}
 	return nil
 }
@@ -271,20 +278,26 @@ func (rt *runtime) swap(list []rawTool) error {
 	if prev != nil && prev.digest == digest {
 		return nil // nothing changed: the model-visible JSON stays byte-identical
 	}
+	var prevSet *tools.Set
 	if prev != nil {
-		_ = prev.release(context.Background())
+		prevSet = prev.set
+	}
+	// One step: readers see the previous generation or this one, never
+	// neither; on a conflict the previous one is gone too (the seeds).
+	set, err := rt.reg.Replace(rt.ctx.Fiber(), prevSet, batch...)
+	if err != nil {
 		rt.mu.Lock()
 		rt.gen = nil
 		rt.mu.Unlock()
-	}
-	release, err := rt.reg.Register(rt.ctx.Fiber(), batch...)
-	if err != nil {
+		if !errors.Is(err, tools.ErrConflict) {
+			return err // the instance is being disposed
+		}
 		err = fmt.Errorf("mcp-client(%s): tool registration failed, no tools registered: %w", server, err)
 		rt.log.Error(err.Error())
 		return err
 	}
 	rt.mu.Lock()
-	rt.gen = &generation{names: names, digest: digest, release: release}
+	rt.gen = &generation{names: names, digest: digest, set: set}
 	rt.mu.Unlock()
 	rt.log.Info("tools registered", "count", len(batch))
 	return nil
@@ -308,8 +321,17 @@ func (rt *runtime) dropTools() {
 	rt.gen = nil
 	rt.mu.Unlock()
 	if gen != nil {
-		_ = gen.release(context.Background())
+		_ = gen.set.Release(context.Background())
 	}
+}
+
+func (rt *runtime) toolCount() int {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.gen == nil {
+		return 0
+	}
+	return len(rt.gen.names)
 }
 
 func (rt *runtime) setPhase(p string) {
@@ -337,7 +359,7 @@ func (rt *runtime) executor(raw string) tools.Executor {
 			}
 			return tools.Result{}, err
 		}
-		m, err := mapResult(res, raw)
+		m, err := mapTextResult(res, raw)
 		if err != nil {
 			return tools.Result{}, err
 		}
@@ -346,6 +368,31 @@ func (rt *runtime) executor(raw string) tools.Executor {
 		}
 		return tools.Result{Text: m.Text, IsError: m.IsError}, nil
 	}
+}
+
+// textResult is a tools/call result with its content blocks decoded in one
+// pass.
+type textResult struct {
+	Content []block `json:"content"`
+	IsError bool    `json:"isError"`
+}
+
+// mapTextResult is [mapResult] with a fast path for the usual result, text
+// blocks only: one decoding pass instead of one per block, the same text.
+// Every other result goes to mapResult.
+func mapTextResult(raw json.RawMessage, rawName string) (mapped, error) {
+	var r textResult
+	if json.Unmarshal(raw, &r) != nil || len(r.Content) == 0 {
+		return mapResult(raw, rawName)
+	}
+	parts := make([]string, len(r.Content))
+	for i, b := range r.Content {
+		if b.Type != "text" {
+			return mapResult(raw, rawName)
+		}
+		parts[i] = b.Text
+	}
+	return mapped{Text: strings.Join(parts, "\n"), IsError: r.IsError}, nil
 }
 
 // Status describes the server for `harness status`. Values of env and
@@ -381,12 +428,22 @@ type Server struct {
 
 // Status reports the live state of the instance.
 func (p *Plugin) Status() any {
+	rt := p.rt.Load()
+	red := newRedactor(p.Env, p.Headers)
+	if rt != nil {
+		red = rt.redact
+	}
+	// A secret may also sit in the command line or the URL: hide it there too.
+	args := make([]string, len(p.Args))
+	for i, a := range p.Args {
+		args[i] = red.text(a)
+	}
 	st := &Status{
 		ServerName: p.ServerName,
 		Transport:  p.Transport,
-		Command:    p.Command,
-		Args:       p.Args,
-		Cwd:        p.Cwd,
+		Command:    red.text(p.Command),
+		Args:       args,
+		Cwd:        red.text(p.Cwd),
 		Env:        redacted(p.Env),
 		Headers:    redacted(p.Headers),
 		Protocol:   p.Protocol,
@@ -394,9 +451,8 @@ func (p *Plugin) Status() any {
 		Tools:      map[string]string{},
 	}
 	if u, err := url.Parse(p.URL); err == nil && p.URL != "" {
-		st.URL = u.Redacted()
+		st.URL = red.text(u.Redacted())
 	}
-	rt := p.rt.Load()
 	if rt == nil {
 		return st
 	}

@@ -68,9 +68,8 @@ func mapResult(raw json.RawMessage, rawName string) (mapped, error) {
 		out.Text = strings.Join(parts, "\n")
 	case len(r.StructuredContent) > 0 && !bytes.Equal(r.StructuredContent, []byte("null")):
 		var b bytes.Buffer
-		if err := json.Compact(&b, r.StructuredContent); err != nil {
-			return mapped{}, fmt.Errorf("structuredContent: %w", err)
-		}
+		// Unmarshal above checked the whole result: Compact cannot fail.
+		_ = json.Compact(&b, r.StructuredContent)
 		out.Text = b.String()
 	default:
 		out.Text = fmt.Sprintf("(%s returned no text content)", rawName)

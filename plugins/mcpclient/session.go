@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -96,7 +97,14 @@ func dial(life context.Context, cfg Config, dir string, log *slog.Logger, redact
 	case TransportHTTP:
 		opts := []transport.StreamableHTTPCOption{
 			transport.WithHTTPHeaders(cfg.Headers),
-			transport.WithHTTPLogger(log),
+			// mcp-go's Close sends the DELETE that ends a session without
+			// the headers above: a server that requires them answers 401
+			// and keeps the session.
+			transport.WithHTTPBasicClient(&http.Client{Transport: headerTransport(cfg.Headers)}),
+			// mcp-go logs what it retries (a GET stream a server refuses, once
+			// a second, for ever) at error level; what matters reaches us as
+			// errors. Its records stay available at debug level.
+			transport.WithHTTPLogger(slog.New(debugOnly{log.Handler()})),
 		}
 		if cfg.Protocol != ProtocolModern {
 			// list_changed arrives on the GET stream before 2026-07-28.
@@ -129,7 +137,11 @@ func (s *session) handshake(life, ctx context.Context, onListChanged func()) err
 		cl, res, err = s.try(life, ctx, legacy())
 		if err != nil && s.cfg.Protocol == ProtocolAuto && handshakeRejected(err) {
 			s.log.Debug("the server rejected the initialize handshake; trying server/discover", "err", err)
-			cl, res, err = s.try(life, ctx, client.NewClient(s.tr))
+			tr := s.tr
+			if h, ok := tr.(*httpConn); ok {
+				tr = statelessConn{h} // else mcp-go sends initialize again
+			}
+			cl, res, err = s.try(life, ctx, client.NewClient(tr))
 		}
 	}
 	if err != nil {
@@ -397,6 +409,39 @@ func (h *httpConn) SendRequest(ctx context.Context, req transport.JSONRPCRequest
 	}
 	return resp, err
 }
+
+// statelessConn is httpConn for a fallback to the stateless protocol: mcp-go
+// keeps a transport with a GET stream (WithContinuousListening, which only
+// the handshake protocols use) on the handshake.
+type statelessConn struct{ *httpConn }
+
+func (statelessConn) RequiresLegacyProtocol() bool { return false }
+
+// headerTransport sets the configured headers on every request.
+type headerTransport map[string]string
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h {
+		r.Header.Set(k, v)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// debugOnly logs every record at debug level.
+type debugOnly struct{ slog.Handler }
+
+func (d debugOnly) Enabled(ctx context.Context, _ slog.Level) bool {
+	return d.Handler.Enabled(ctx, slog.LevelDebug)
+}
+
+func (d debugOnly) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = slog.LevelDebug
+	return d.Handler.Handle(ctx, r)
+}
+
+func (d debugOnly) WithAttrs(as []slog.Attr) slog.Handler { return debugOnly{d.Handler.WithAttrs(as)} }
+func (d debugOnly) WithGroup(n string) slog.Handler       { return debugOnly{d.Handler.WithGroup(n)} }
 
 // close ends the connection (for stdio: the close ladder).
 func (s *session) close() error {

@@ -12,11 +12,13 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -60,6 +62,7 @@ type stdioConn struct {
 	stderr *tail
 
 	writeMu sync.Mutex
+	wbuf    []byte // the line being written; guarded by writeMu
 
 	mu        sync.Mutex
 	pending   map[string]chan *transport.JSONRPCResponse
@@ -70,6 +73,7 @@ type stdioConn struct {
 	notes     chan mcp.JSONRPCNotification // to the notification goroutine
 	done      chan struct{}                // closed when the connection is lost or closed
 	exited    chan struct{}                // closed when the process has exited
+	stderrEOF chan struct{}                // closed when readStderr has read everything
 	exitErr   error
 	closeOnce sync.Once
 	closeErr  error
@@ -118,15 +122,16 @@ func startStdio(command string, args, env []string, dir string, log *slog.Logger
 		return nil, fmt.Errorf("start %s: %w", command, startErr)
 	}
 	c := &stdioConn{
-		cmd:     cmd,
-		stdin:   inW,
-		log:     log,
-		redact:  redact,
-		stderr:  newTail(stderrLines),
-		pending: map[string]chan *transport.JSONRPCResponse{},
-		notes:   make(chan mcp.JSONRPCNotification, 64),
-		done:    make(chan struct{}),
-		exited:  make(chan struct{}),
+		cmd:       cmd,
+		stdin:     inW,
+		log:       log,
+		redact:    redact,
+		stderr:    newTail(stderrLines),
+		pending:   map[string]chan *transport.JSONRPCResponse{},
+		notes:     make(chan mcp.JSONRPCNotification, 64),
+		done:      make(chan struct{}),
+		exited:    make(chan struct{}),
+		stderrEOF: make(chan struct{}),
 	}
 	c.workers.Add(4)
 	go func() {
@@ -134,7 +139,7 @@ func startStdio(command string, args, env []string, dir string, log *slog.Logger
 		c.exitErr = cmd.Wait()
 		close(c.exited)
 	}()
-	go func() { defer c.workers.Done(); c.readStderr(errR) }()
+	go func() { defer c.workers.Done(); defer close(c.stderrEOF); c.readStderr(errR) }()
 	go func() { defer c.workers.Done(); c.readLoop(outR) }()
 	go func() { defer c.workers.Done(); c.deliverNotifications() }()
 	return c, nil
@@ -253,9 +258,12 @@ func (c *stdioConn) write(ctx context.Context, line []byte) error {
 		deadline = time.Now().Add(DefaultToolCallTimeout)
 	}
 	_ = c.stdin.SetWriteDeadline(deadline)
-	buf := make([]byte, 0, len(line)+1)
-	buf = append(append(buf, line...), '\n')
-	if _, err := c.stdin.Write(buf); err != nil {
+	c.wbuf = append(append(c.wbuf[:0], line...), '\n')
+	_, err := c.stdin.Write(c.wbuf)
+	if cap(c.wbuf) > 64<<10 {
+		c.wbuf = nil // keep no large message around
+	}
+	if err != nil {
 		err = fmt.Errorf("write to the server: %w", err)
 		c.lose(err)
 		return err
@@ -276,7 +284,7 @@ func (c *stdioConn) readLoop(r io.ReadCloser) {
 			if !c.dispatch(line) {
 				garbage++
 				if garbage <= 5 || garbage%1000 == 0 {
-					c.log.Warn("server wrote a line that is not JSON-RPC to stdout; ignored", "line", safe.Line(clip(string(line), 200)), "count", garbage)
+					c.log.Warn("server wrote a line that is not JSON-RPC to stdout; ignored", "line", safe.Line(clip(strings.TrimRight(string(line), "\r\n"), 200)), "count", garbage)
 				}
 			}
 		}
@@ -288,7 +296,8 @@ func (c *stdioConn) readLoop(r io.ReadCloser) {
 }
 
 // readLine reads one line of at most limit bytes. A longer line is consumed
-// and its first bytes returned as tooLong.
+// and its first bytes returned as tooLong. The line may be br's own buffer,
+// valid until the next read: callers copy what they keep.
 func readLine(br *bufio.Reader, limit int) (line, tooLong []byte, err error) {
 	var buf []byte
 	for {
@@ -304,8 +313,12 @@ func readLine(br *bufio.Reader, limit int) (line, tooLong []byte, err error) {
 			}
 			return nil, head, err
 		}
+		full := errors.Is(err, bufio.ErrBufferFull)
+		if buf == nil && !full {
+			return chunk, nil, err // the usual case: the line in one piece
+		}
 		buf = append(buf, chunk...)
-		if errors.Is(err, bufio.ErrBufferFull) {
+		if full {
 			continue
 		}
 		return buf, nil, err
@@ -374,8 +387,15 @@ func (c *stdioConn) dispatch(line []byte) bool {
 			return true // a late answer to a request we gave up on
 		}
 		resp := &transport.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, Result: m.Result, Error: m.Error}
-		_ = json.Unmarshal(m.ID, &resp.ID)
+		if id, ok := plainString(m.ID); ok {
+			resp.ID = mcp.NewRequestId(id) // what decoding it would give
+		} else {
+			_ = json.Unmarshal(m.ID, &resp.ID)
+		}
 		ch <- resp
+		if os.Getenv("HX_NOYIELD") == "" {
+			goruntime.Gosched()
+		}
 	default:
 		return false
 	}
@@ -472,6 +492,13 @@ func (c *stdioConn) exitReason(readErr error) error {
 	select {
 	case <-c.exited:
 		reason = describeExit(c.exitErr)
+		// What the server wrote to stderr before it exited explains the
+		// exit: let the reader take it in. Bounded, since a grandchild
+		// may keep stderr open.
+		select {
+		case <-c.stderrEOF:
+		case <-time.After(exitWait):
+		}
 	case <-time.After(exitWait):
 		reason = "the server closed its stdout"
 		if !errors.Is(readErr, io.EOF) {
@@ -564,7 +591,7 @@ func (c *stdioConn) waitExit(d time.Duration) bool {
 // that outlived it): SIGTERM, a short grace, SIGKILL. There is no event for
 // the exit of a process we did not start, so it polls.
 func (c *stdioConn) reapGroup(pgid int) {
-	alive := func() bool { return syscall.Kill(-pgid, 0) == nil }
+	alive := func() bool { return groupAlive(pgid) }
 	if !alive() {
 		return
 	}
@@ -578,15 +605,56 @@ func (c *stdioConn) reapGroup(pgid int) {
 	}
 }
 
+// groupAlive reports whether a process of group pgid still runs. A zombie
+// (dead, not yet reaped by its parent — init, for orphans) does not count:
+// signals cannot reach it and it holds nothing. Where /proc cannot tell,
+// any member counts.
+func groupAlive(pgid int) bool {
+	if syscall.Kill(-pgid, 0) != nil {
+		return false
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return true
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp …: comm may hold spaces and parentheses,
+		// so read after the last ')'.
+		rest := stat[bytes.LastIndexByte(stat, ')')+1:]
+		f := strings.Fields(string(rest))
+		if len(f) < 3 || pid == 0 {
+			continue
+		}
+		if g, _ := strconv.Atoi(f[2]); g == pgid && f[0] != "Z" && f[0] != "X" {
+			return true
+		}
+	}
+	return false
+}
+
 // idKey is the map key of a request id; canonicalID of the echoed id must
 // produce the same string.
 func idKey(id mcp.RequestId) string {
+	if s, ok := id.Value().(string); ok && utf8.ValidString(s) {
+		return "s:" + s // what encoding and canonicalID would give, without them
+	}
 	b, _ := json.Marshal(id)
 	return canonicalID(b)
 }
 
 func canonicalID(raw []byte) string {
 	raw = bytes.TrimSpace(raw)
+	if s, ok := plainString(raw); ok {
+		return "s:" + s
+	}
 	if len(raw) > 0 && raw[0] == '"' {
 		var s string
 		if json.Unmarshal(raw, &s) == nil {
@@ -597,6 +665,26 @@ func canonicalID(raw []byte) string {
 		return "n:" + strconv.FormatFloat(n, 'f', -1, 64)
 	}
 	return "r:" + string(raw)
+}
+
+// plainString returns the value of a JSON string that holds no escape, no
+// control character and only valid UTF-8 — the ids we send, echoed — without
+// running the decoder: such a string decodes to its bytes.
+func plainString(raw []byte) (string, bool) {
+	n := len(raw)
+	if n < 2 || raw[0] != '"' || raw[n-1] != '"' {
+		return "", false
+	}
+	body := raw[1 : n-1]
+	for _, b := range body {
+		if b == '"' || b == '\\' || b < 0x20 {
+			return "", false
+		}
+	}
+	if !utf8.Valid(body) {
+		return "", false
+	}
+	return string(body), true
 }
 
 func clip(s string, n int) string {

@@ -17,7 +17,8 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"sort"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/harness-go/harness/fiber"
@@ -280,7 +281,7 @@ func (r *Registry) sortedEntries() []*entry {
 		for _, e := range r.tools {
 			s = append(s, e)
 		}
-		sort.Slice(s, func(i, j int) bool { return s[i].tool.Name < s[j].tool.Name })
+		slices.SortFunc(s, func(a, b *entry) int { return strings.Compare(a.tool.Name, b.tool.Name) })
 		r.sorted = s
 	}
 	return r.sorted
@@ -298,7 +299,11 @@ func (r *Registry) ModelJSON() []byte {
 	}
 	r.mu.RUnlock()
 	sorted := r.sortedEntries()
-	var b bytes.Buffer
+	size := 2 // [ and ]
+	for _, e := range sorted {
+		size += len(e.model) + 1
+	}
+	b := bytes.NewBuffer(make([]byte, 0, size)) // one allocation, however many tools
 	b.WriteByte('[')
 	for i, e := range sorted {
 		if i > 0 {

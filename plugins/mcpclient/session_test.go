@@ -1,0 +1,327 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/internal/testlog"
+	"github.com/harness-go/harness/plugins/tools"
+)
+
+// rawServer is a Streamable HTTP MCP server written by hand, answering
+// tools/list and tools/call with whatever a test wants, including what no
+// SDK would send.
+type rawServer struct {
+	// list answers tools/list for a cursor: the raw JSON of a result, or an
+	// error object when it starts with "error:".
+	list func(cursor string) string
+	// call answers tools/call, likewise.
+	call func(name string) string
+}
+
+func (s *rawServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodGet:
+		http.Error(w, "no listening stream", http.StatusMethodNotAllowed)
+		return
+	case http.MethodDelete:
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	var req struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Name   string `json:"name"`
+			Cursor string `json:"cursor"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if len(req.ID) == 0 {
+		w.WriteHeader(http.StatusAccepted) // a notification
+		return
+	}
+	var answer string
+	switch req.Method {
+	case "initialize":
+		w.Header().Set("Mcp-Session-Id", "raw-session")
+		answer = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"raw","version":"9"}}`
+	case "tools/list":
+		answer = s.list(req.Params.Cursor)
+	case "tools/call":
+		answer = s.call(req.Params.Name)
+	default:
+		answer = `error:{"code":-32601,"message":"Method not found"}`
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if e, ok := strings.CutPrefix(answer, "error:"); ok {
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":%s}`, req.ID, e)
+		return
+	}
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, req.ID, answer)
+}
+
+func oneTool(string) string {
+	return `{"tools":[{"name":"t","description":"d","inputSchema":{"type":"object"}}]}`
+}
+
+func TestListingProblems(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		list func(cursor string) string
+		want string
+	}{
+		{"not a tool list", func(string) string { return `"nope"` },
+			"connect: mcp-client(raw): tools/list: the result is not a tool list: json: cannot unmarshal string into Go value of type struct"},
+		{"a tool that is not an object", func(string) string { return `{"tools":[{"name":"ok"},42]}` },
+			"connect: mcp-client(raw): tools/list: tool 1 of page 1: json: cannot unmarshal number into Go value of type mcpclient.rawTool"},
+		{"a JSON-RPC error", func(string) string { return `error:{"code":-32000,"message":"listing is broken"}` },
+			"connect: mcp-client(raw): tools/list: listing is broken (JSON-RPC error -32000)"},
+		{"a repeated cursor", func(cursor string) string {
+			return `{"tools":[],"nextCursor":"same"}`
+		}, `connect: mcp-client(raw): tools/list: the server repeated cursor "same"`},
+		{"pages without end", func(cursor string) string {
+			return fmt.Sprintf(`{"tools":[],"nextCursor":"after-%s"}`, cursor)
+		}, "connect: mcp-client(raw): tools/list: more than 1000 pages"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := serve(t, &rawServer{list: tc.list, call: func(string) string { return `{}` }})
+			hx := newHarness(t)
+			hx.mustLoad(yml(httpEntry("r", "raw", p.URL, nil)))
+			e := hx.wantState("r", host.Failed)
+			if !strings.HasPrefix(e.Error, tc.want) {
+				t.Fatalf("error %q, want %q", e.Error, tc.want)
+			}
+			if names := hx.tools.Names(); len(names) != 0 {
+				t.Fatalf("tools %q", names)
+			}
+		})
+	}
+}
+
+func TestListingShapes(t *testing.T) {
+	t.Parallel()
+	pages := map[string]string{
+		"": `{"tools":[{"name":"no_schema","description":"none"},{"name":"null_schema","inputSchema":null}],"nextCursor":"p2"}`,
+		"p2": `{"tools":[{"name":"kept","description":"multi\nline","inputSchema":{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]},"annotations":{"readOnlyHint":true}}],` +
+			`"nextCursor":""}`,
+	}
+	p := serve(t, &rawServer{list: func(cursor string) string { return pages[cursor] }, call: func(name string) string {
+		switch name {
+		case "no_schema":
+			return `error:{"code":-32602,"message":"bad arguments"}`
+		case "null_schema":
+			return `[1,2]`
+		}
+		return `{"content":[{"type":"text","text":"kept ok"}]}`
+	}})
+	hx := newHarness(t)
+	hx.mustLoad(yml(httpEntry("r", "raw", p.URL, nil)))
+	hx.wantNames("mcp__", "mcp__raw__kept", "mcp__raw__no_schema", "mcp__raw__null_schema")
+	for _, name := range []string{"mcp__raw__no_schema", "mcp__raw__null_schema"} {
+		if tool, _ := hx.tools.Lookup(name); string(tool.Parameters) != `{"type":"object","properties":{}}` {
+			t.Errorf("%s: parameters %s", name, tool.Parameters)
+		}
+	}
+	if tool, _ := hx.tools.Lookup("mcp__raw__kept"); tool.Description != "multi\nline" ||
+		string(tool.Parameters) != `{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}` {
+		t.Errorf("kept: %+v", tool)
+	}
+	hx.wantCall("mcp__raw__kept", `{"q":"x"}`, "kept ok", false)
+	hx.wantCall("mcp__raw__no_schema", `{}`, "Error: bad arguments (JSON-RPC error -32602)", true)
+	res := hx.call("mcp__raw__null_schema", `{}`)
+	if !res.IsError || !strings.HasPrefix(res.Text, "Error: the server's result is not a tools/call result: ") {
+		t.Fatalf("result %+v", res)
+	}
+	st := hx.status("r")
+	if st.Server == nil || st.Server.Name != "raw" || st.Server.Version != "9" {
+		t.Fatalf("status %+v", st)
+	}
+	lines := strings.Join(st.StatusLines(), "\n")
+	for _, want := range []string{
+		"server raw via streamable-http: " + p.URL,
+		"serverInfo: raw 9, protocol 2025-11-25",
+		"phase connected",
+		"tools: 3",
+		"  mcp__raw__kept",
+	} {
+		if !strings.Contains(lines, want) {
+			t.Errorf("status lines lack %q:\n%s", want, lines)
+		}
+	}
+}
+
+func TestAutoFallsBackToDiscover(t *testing.T) {
+	t.Parallel()
+	// A server that refuses initialize as an unknown method speaks only
+	// the stateless protocol: auto tries server/discover next.
+	p, s := mcpgoPeer(t)
+	p.noInit.Store(1000) // every initialize
+	hx := newHarness(t)
+	hx.mustLoad(yml(httpEntry("g", "go", p.URL, nil)))
+	hx.wantState("g", host.Ready)
+	if st := hx.status("g"); st.ProtocolVersion != "2026-07-28" {
+		t.Fatalf("protocol %q", st.ProtocolVersion)
+	}
+	hx.wantCall("mcp__go__echo", `{"message":"modern"}`, "echo: modern", false)
+	// list_changed comes over subscriptions/listen, once it is open. (The
+	// plugin opens it after the first listing, on its own goroutine: a
+	// change in between is missed.)
+	p.waitListening(t)
+	s.AddTool(mcp.NewTool("later"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("later ok"), nil
+	})
+	hx.waitTools("the tool added later", func(names []string) bool { return slices.Contains(names, "mcp__go__later") })
+	hx.wantCall("mcp__go__later", `{}`, "later ok", false)
+
+	// legacy does not fall back.
+	q, _ := mcpgoPeer(t)
+	q.noInit.Store(1)
+	hx.mustLoad(yml(httpEntry("l", "legacy", q.URL, map[string]any{"protocol": ProtocolLegacy})))
+	hx.wantState("l", host.Failed, "connect: mcp-client(legacy): initialize:", "Method not found: initialize")
+}
+
+func TestModernPagination(t *testing.T) {
+	t.Parallel()
+	s := server.NewMCPServer("paged", "1", server.WithToolCapabilities(true), server.WithPaginationLimit(2))
+	for i := range 5 {
+		name := fmt.Sprintf("tool_%d", i)
+		s.AddTool(mcp.NewTool(name), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText(name + " ok"), nil
+		})
+	}
+	p := serve(t, server.NewStreamableHTTPServer(s))
+	hx := newHarness(t)
+	hx.mustLoad(yml(httpEntry("m", "m", p.URL, map[string]any{"protocol": ProtocolModern})))
+	hx.wantNames("mcp__", "mcp__m__tool_0", "mcp__m__tool_1", "mcp__m__tool_2", "mcp__m__tool_3", "mcp__m__tool_4")
+	hx.wantCall("mcp__m__tool_3", `{}`, "tool_3 ok", false)
+	// A failed call on the stateless protocol is an error result.
+	p.dropConn.Store(1)
+	if res := hx.call("mcp__m__tool_3", `{}`); !res.IsError {
+		t.Fatalf("result %+v", res)
+	}
+	hx.wantCall("mcp__m__tool_4", `{}`, "tool_4 ok", false)
+}
+
+func TestNewSessionFails(t *testing.T) {
+	t.Parallel()
+	p, _ := mcpgoPeer(t)
+	hx := newHarness(t)
+	hx.mustLoad(yml(httpEntry("g", "go", p.URL, nil)))
+	p.gone404.Store(1)
+	p.failInit.Store(1)
+	res := hx.call("mcp__go__echo", `{"message":"x"}`)
+	if !res.IsError || !strings.HasPrefix(res.Text, "Error: the server ended the session and a new one failed: ") {
+		t.Fatalf("result %+v", res)
+	}
+}
+
+// TestApplyWithoutARegistry provides something else under the name of the
+// tools service: Apply fails, with a message naming it.
+func TestApplyWithoutARegistry(t *testing.T) {
+	t.Parallel()
+	hx := newHarness(t)
+	log, _ := testlog.New(t)
+	h := host.New(host.Options{Logger: log})
+	t.Cleanup(func() { _ = h.Close(context.Background()) })
+	h.Provide(tools.Service, "not a registry")
+	f, err := host.ParseFile("cordis.yml", []byte(yml(hx.stdio("a", "srv", nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Load(context.Background(), f); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Settle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	snap := h.Snapshot()
+	if len(snap) != 1 || snap[0].State != host.Failed || !strings.Contains(snap[0].Error, `service "tools" is a string, not a *tools.Registry`) {
+		t.Fatalf("snapshot %+v", snap)
+	}
+	// Its status still says what it was configured to be.
+	st, ok := snap[0].Details.(*Status)
+	if !ok || st.Phase != "configured" || st.ServerName != "srv" || st.Transport != TransportStdio || len(st.Tools) != 0 {
+		t.Fatalf("details %#v", snap[0].Details)
+	}
+	if lines := st.StatusLines(); !slices.Contains(lines, "phase configured") {
+		t.Fatalf("status lines %q", lines)
+	}
+}
+
+func TestStatusURLHidesCredentials(t *testing.T) {
+	t.Parallel()
+	p := &Plugin{Config: Config{Transport: TransportHTTP, ServerName: "w", URL: "https://user:pa55word@example.com/mcp?x=1", Headers: map[string]string{"Authorization": "Bearer t"}}}
+	st := p.Status().(*Status)
+	if st.URL != "https://user:xxxxx@example.com/mcp?x=1" || st.Headers["Authorization"] != "<redacted>" || st.Phase != "configured" {
+		t.Fatalf("status %+v", st)
+	}
+	lines := strings.Join(st.StatusLines(), "\n")
+	if strings.Contains(lines, "pa55word") || !strings.Contains(lines, "headers: Authorization=<redacted>") {
+		t.Fatalf("status lines:\n%s", lines)
+	}
+	// A URL that does not parse is left out.
+	bad := &Plugin{Config: Config{Transport: TransportHTTP, ServerName: "w", URL: "http://[::1"}}
+	if st := bad.Status().(*Status); st.URL != "" {
+		t.Fatalf("URL %q", st.URL)
+	}
+}
+
+func TestStatusLinesEscapeServerText(t *testing.T) {
+	t.Parallel()
+	st := &Status{
+		ServerName: "s", Transport: TransportStdio, Command: "srv\x1b[2J", Args: []string{"--x"},
+		Server: &Server{Name: "evil\x1b]0;title\x07", Version: "1\n2"}, ProtocolVersion: "2025-11-25",
+		Phase: "connected", PID: 42,
+		Tools: map[string]string{
+			"mcp__s__plain":                   "plain",
+			"mcp__s__a_b_0123456789ab":        "a.b\x1b[31m",
+			PublicName("s", "admin.reset"):    "admin.reset",
+			PublicName("s", "with\u202eflip"): "with\u202eflip",
+		},
+		SyncError: "bad\nlisting",
+		Stderr:    []string{"\x1b[31mred"},
+	}
+	got := st.StatusLines()
+	want := []string{
+		`server s via stdio: srv\x1b[2J --x`,
+		`serverInfo: evil\x1b]0;title\x07 1\n2, protocol 2025-11-25`,
+		"pid 42, phase connected",
+		"tools: 4",
+		`  mcp__s__a_b_0123456789ab ← a.b\x1b[31m`,
+		"  " + PublicName("s", "admin.reset") + " ← admin.reset",
+		"  mcp__s__plain",
+		"  " + PublicName("s", "with\u202eflip") + ` ← with\u202eflip`,
+		`last sync failed: bad\nlisting`,
+		"stderr (last lines):",
+		`  \x1b[31mred`,
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("status lines:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestRPCError(t *testing.T) {
+	t.Parallel()
+	if got := (&RPCError{Code: -32601, Message: "Method not found"}).Error(); got != "Method not found (JSON-RPC error -32601)" {
+		t.Fatal(got)
+	}
+	if !handshakeRejected(fmt.Errorf("x: %w", mcp.ErrMethodNotFound)) || handshakeRejected(io.EOF) {
+		t.Fatal("handshakeRejected")
+	}
+}

@@ -1,0 +1,278 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The binaries TestMain builds, and the module root they come from.
+var (
+	repoRoot   string
+	harnessBin string
+	demoBin    string
+	fixtureBin string
+)
+
+// runTimeout bounds one one-shot harness command.
+const runTimeout = 90 * time.Second
+
+// waitTimeout bounds one wait for an expected line.
+const waitTimeout = 60 * time.Second
+
+func TestMain(m *testing.M) { os.Exit(testMain(m)) }
+
+func testMain(m *testing.M) int {
+	root, err := moduleRoot()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	repoRoot = root
+	dir, err := os.MkdirTemp("", "harness-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if err := buildBinaries(root, dir); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	harnessBin = filepath.Join(dir, "harness")
+	demoBin = filepath.Join(dir, "mcp-demo")
+	fixtureBin = filepath.Join(dir, "mcpfixture")
+	return m.Run()
+}
+
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %v", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", errors.New("not inside the harness module")
+	}
+	return filepath.Dir(gomod), nil
+}
+
+// buildBinaries builds the harness (with -race when the tests run with it)
+// and the two servers, concurrently.
+func buildBinaries(root, dir string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	harnessArgs := []string{"build"}
+	if raceEnabled {
+		harnessArgs = append(harnessArgs, "-race")
+	}
+	harnessArgs = append(harnessArgs, "-o", filepath.Join(dir, "harness"), "./cmd/harness")
+	builds := [][]string{
+		harnessArgs,
+		{"build", "-o", dir + string(filepath.Separator), "./cmd/mcp-demo", "./tests/fixtures/mcpfixture"},
+	}
+	errs := make([]error, len(builds))
+	var wg sync.WaitGroup
+	for i, args := range builds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.CommandContext(ctx, "go", args...)
+			cmd.Dir = root
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Run(); err != nil {
+				errs[i] = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out.Bytes())
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// result is what one harness command did.
+type result struct {
+	args   []string
+	stdout string
+	stderr string
+	code   int
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("harness %s\nexit code %d\n--- stdout ---\n%s--- stderr ---\n%s",
+		strings.Join(r.args, " "), r.code, r.stdout, r.stderr)
+}
+
+// runConfig says how to run one harness command.
+type runConfig struct {
+	dir     string   // working directory
+	env     []string // KEY=VALUE on top of the test's environment
+	unset   []string // variables removed from the environment
+	stdin   string
+	timeout time.Duration
+}
+
+// environ is the test's environment with unset removed and env on top. The
+// variables the seeds' example reads are never inherited.
+func environ(env, unset []string) []string {
+	drop := map[string]bool{"GITHUB_TOKEN": true, "MCP_TOKEN": true}
+	for _, k := range unset {
+		drop[k] = true
+	}
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		drop[k] = true
+	}
+	var out []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if !drop[k] && k != "GORACE" {
+			out = append(out, kv)
+		}
+	}
+	if raceEnabled && !drop["GORACE"] {
+		// A race-enabled binary sleeps a second before exiting unless told
+		// otherwise; reports are printed when a race is found, not then.
+		out = append(out, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	}
+	return append(out, env...)
+}
+
+// harness runs the harness binary in dir and returns what it did.
+func harness(t *testing.T, dir string, args ...string) result {
+	t.Helper()
+	return harnessWith(t, runConfig{dir: dir}, args...)
+}
+
+func harnessWith(t *testing.T, rc runConfig, args ...string) result {
+	t.Helper()
+	timeout := rc.timeout
+	if timeout == 0 {
+		timeout = runTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, harnessBin, args...)
+	cmd.Dir = rc.dir
+	cmd.Env = environ(rc.env, rc.unset)
+	cmd.Stdin = strings.NewReader(rc.stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// A process that keeps our pipes open after the harness exited is a
+	// leak: do not wait for it forever.
+	cmd.WaitDelay = 10 * time.Second
+	err := cmd.Run()
+	r := result{args: args, stdout: stdout.String(), stderr: stderr.String()}
+	var ee *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		t.Fatalf("timed out after %s:\n%s", timeout, r)
+	case errors.Is(err, exec.ErrWaitDelay):
+		t.Fatalf("the harness exited but something it started kept its stdout/stderr open:\n%s", r)
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("running harness: %v", err)
+	}
+	checkNoRace(t, r.stderr)
+	return r
+}
+
+// checkNoRace fails the test when the race detector reported in the harness.
+func checkNoRace(t *testing.T, stderr string) {
+	t.Helper()
+	if strings.Contains(stderr, "WARNING: DATA RACE") {
+		t.Errorf("the harness reported a data race:\n%s", stderr)
+	}
+}
+
+// expectCode fails the test unless r exited with code.
+func expectCode(t *testing.T, r result, code int) {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("exit code %d, want %d\n%s", r.code, code, r)
+	}
+}
+
+// writeConfig writes dir/cordis.yml the way editors save: a temporary file
+// renamed into place, so a watcher never sees half a file.
+func writeConfig(t *testing.T, dir, content string) string {
+	t.Helper()
+	return writeFile(t, filepath.Join(dir, "cordis.yml"), content)
+}
+
+func writeFile(t *testing.T, path, content string) string {
+	t.Helper()
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// yq quotes s as a YAML single-quoted scalar.
+func yq(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// yamlList is a YAML flow sequence of single-quoted strings.
+func yamlList(items ...string) string {
+	q := make([]string, len(items))
+	for i, s := range items {
+		q[i] = yq(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// fixtureEntry is a cordis.yml entry running our stdio fixture server.
+func fixtureEntry(id, serverName string, args ...string) string {
+	return stdioEntry(id, "mcp-client", serverName, fixtureBin, args...)
+}
+
+// stdioEntry is a cordis.yml entry for any stdio MCP server.
+func stdioEntry(id, kind, serverName, command string, args ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "- id: %s\n  name: %s\n  config:\n    serverName: %s\n    transport: stdio\n    command: %s\n",
+		id, yq(kind), serverName, yq(command))
+	if len(args) > 0 {
+		fmt.Fprintf(&b, "    args: %s\n", yamlList(args...))
+	}
+	return b.String()
+}
+
+// lines splits output into lines, without a trailing empty one.
+func lines(s string) []string {
+	s = strings.TrimSuffix(s, "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+// toolNames is the first field of every line of a tool listing.
+func toolNames(listing []string) []string {
+	var names []string
+	for _, l := range listing {
+		name, _, _ := strings.Cut(l, "  ")
+		names = append(names, name)
+	}
+	return names
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
