@@ -257,6 +257,9 @@ func (rt *runtime) swap(list []rawTool) error {
 	byPublic := make(map[string]string, len(list))
 	byRaw := make(map[string]bool, len(list))
 	for _, t := range list {
+		if t.Name == "" {
+			return fmt.Errorf("mcp-client(%s): server listed a tool without a name — invalid tool list", server)
+		}
 		if byRaw[t.Name] {
 			return fmt.Errorf("mcp-client(%s): server listed tool %q more than once — invalid tool list", server, t.Name)
 		}

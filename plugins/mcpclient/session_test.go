@@ -91,6 +91,8 @@ func TestListingProblems(t *testing.T) {
 			"connect: mcp-client(raw): tools/list: tool 1 of page 1: json: cannot unmarshal number into Go value of type mcpclient.rawTool"},
 		{"a JSON-RPC error", func(string) string { return `error:{"code":-32000,"message":"listing is broken"}` },
 			"connect: mcp-client(raw): tools/list: listing is broken (JSON-RPC error -32000)"},
+		{"a tool without a name", func(string) string { return `{"tools":[{"name":"ok"},{"description":"nameless"}]}` },
+			"connect: mcp-client(raw): server listed a tool without a name — invalid tool list"},
 		{"a repeated cursor", func(cursor string) string {
 			return `{"tools":[],"nextCursor":"same"}`
 		}, `connect: mcp-client(raw): tools/list: the server repeated cursor "same"`},
