@@ -251,11 +251,19 @@ func unknownFields(n *yaml.Node, t reflect.Type, path string, add func(*yaml.Nod
 	}
 }
 
-// yamlFields maps the YAML keys of a struct to field types, following
-// yaml.v3's rules (tag name, else the lower-cased field name; ",inline").
-// open reports an inline map, which accepts any key.
+// yamlFields maps the YAML keys of a struct to field types (see
+// eachYAMLField). open reports an inline map, which accepts any key.
 func yamlFields(t reflect.Type) (fields map[string]reflect.Type, open bool) {
 	fields = map[string]reflect.Type{}
+	open = eachYAMLField(t, func(name string, f reflect.StructField) { fields[name] = f.Type })
+	return fields, open
+}
+
+// eachYAMLField calls fn for every YAML key of struct t, following yaml.v3's
+// rules: the tag's name, else the lower-cased field name; "-" skipped;
+// ",inline" structs flattened. It reports whether an inline map accepts any
+// other key.
+func eachYAMLField(t reflect.Type, fn func(name string, f reflect.StructField)) (open bool) {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		tag := f.Tag.Get("yaml")
@@ -270,11 +278,7 @@ func yamlFields(t reflect.Type) (fields map[string]reflect.Type, open bool) {
 			}
 			switch ft.Kind() {
 			case reflect.Struct:
-				sub, subOpen := yamlFields(ft)
-				for k, v := range sub {
-					fields[k] = v
-				}
-				open = open || subOpen
+				open = eachYAMLField(ft, fn) || open
 			case reflect.Map:
 				open = true
 			}
@@ -286,9 +290,9 @@ func yamlFields(t reflect.Type) (fields map[string]reflect.Type, open bool) {
 		if name == "" {
 			name = strings.ToLower(f.Name)
 		}
-		fields[name] = f.Type
+		fn(name, f)
 	}
-	return fields, open
+	return open
 }
 
 func knownKeys(fields map[string]reflect.Type) string {

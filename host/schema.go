@@ -95,34 +95,10 @@ func typeSchema(t reflect.Type) map[string]any {
 	return map[string]any{}
 }
 
-// structSchema adds t's fields to props, following inline fields; it reports
-// an inline map (any key allowed).
+// structSchema adds t's fields to props; it reports an inline map (any key
+// allowed).
 func structSchema(t reflect.Type, props map[string]any, required *[]string) (open bool) {
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		tag := f.Tag.Get("yaml")
-		if tag == "-" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if strings.Contains(","+opts+",", ",inline,") {
-			ft := f.Type
-			for ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Map {
-				open = true
-			} else if ft.Kind() == reflect.Struct {
-				open = structSchema(ft, props, required) || open
-			}
-			continue
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = strings.ToLower(f.Name)
-		}
+	return eachYAMLField(t, func(name string, f reflect.StructField) {
 		s := typeSchema(f.Type)
 		if d := f.Tag.Get("desc"); d != "" {
 			s["description"] = d
@@ -134,6 +110,5 @@ func structSchema(t reflect.Type, props map[string]any, required *[]string) (ope
 			*required = append(*required, name)
 		}
 		props[name] = s
-	}
-	return open
+	})
 }

@@ -1,12 +1,17 @@
 package mcpclient
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"gopkg.in/yaml.v3"
 
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/host/jsexpr"
@@ -398,5 +403,46 @@ func TestConfigErrorsThroughHost(t *testing.T) {
 				t.Fatalf("Check:\n got %q\nwant %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestSeedsExampleMatchesTheSchema checks the seeds' file against the JSON
+// Schema that `harness schema` prints, as an editor would; and a config with
+// a typo against it.
+func TestSeedsExampleMatchesTheSchema(t *testing.T) {
+	t.Parallel()
+	raw, err := host.Schema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("cordis.schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	schema, err := c.Compile("cordis.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	validate := func(src string) error {
+		var v any
+		if err := yaml.Unmarshal([]byte(src), &v); err != nil {
+			t.Fatal(err)
+		}
+		j, _ := json.Marshal(v)
+		inst, _ := jsonschema.UnmarshalJSON(bytes.NewReader(j))
+		return schema.Validate(inst)
+	}
+	if err := validate(seedsExample); err != nil {
+		t.Fatalf("the seeds' example does not match the schema: %v", err)
+	}
+	if err := validate(strings.Replace(seedsExample, "serverName: web", "servername: web", 1)); err == nil {
+		t.Fatal("a misspelt key matched the schema")
+	}
+	if err := validate(strings.Replace(seedsExample, "transport: stdio", "transport: sse", 1)); err == nil {
+		t.Fatal("transport sse matched the schema")
 	}
 }
