@@ -225,11 +225,13 @@ func (h *Host) load(f *File) (*Plan, error) {
 	plan := Reconcile(running, f.Entries)
 
 	// Every disposal finishes before any apply starts.
+	var stops []stopping
 	for _, id := range plan.Stop {
 		if e := h.entries[id]; e != nil {
-			h.stop(e, Stopped, nil)
+			stops = append(stops, stopping{e: e, next: Stopped})
 		}
 	}
+	h.stopAll(stops)
 	h.mu.Lock()
 	next := make(map[string]*entry, len(f.Entries))
 	order := make([]string, 0, len(f.Entries))
@@ -295,9 +297,11 @@ func (h *Host) Restart(ctx context.Context, id string) error {
 // host itself. Later operations fail with [ErrClosed].
 func (h *Host) Close(ctx context.Context) error {
 	err := h.do(ctx, func() error {
+		all := make([]stopping, 0, len(h.order))
 		for i := len(h.order) - 1; i >= 0; i-- {
-			h.stop(h.entries[h.order[i]], Stopped, nil)
+			all = append(all, stopping{e: h.entries[h.order[i]], next: Stopped})
 		}
+		h.stopAll(all)
 		for i := len(h.order) - 1; i >= 0; i-- {
 			h.setState(h.entries[h.order[i]], Stopped, nil, nil)
 		}
@@ -405,73 +409,148 @@ func safeApply(p Plugin, ctx *Context) (err error) {
 // stop disposes e's instance, if any, after the instances that depend on the
 // services it provides (they go back to pending), and moves e to state next.
 func (h *Host) stop(e *entry, next State, cause error) {
-	var missing []string
-	if next == Pending {
-		missing = h.missing(e.kind)
-	}
-	h.stopAs(e, next, cause, missing)
+	h.stopAll([]stopping{{e: e, next: next, cause: cause}})
 }
 
-func (h *Host) stopAs(e *entry, next State, cause error, missing []string) {
+// stopping is an entry to stop and the state it goes to.
+type stopping struct {
+	e     *entry
+	next  State
+	cause error
+}
+
+// stopAll disposes the instances of the listed entries and, first, every
+// running instance that injects a service one of them provides (those go
+// back to pending). Disposal runs in layers: the instances of a layer are
+// disposed concurrently — each has its own bound, so ten servers that ignore
+// SIGTERM cost one close ladder, not ten — and a layer starts when the one
+// holding its dependents is done. States change once everything is
+// disposed, so a pending entry names the services really missing.
+func (h *Host) stopAll(list []stopping) {
 	h.mu.Lock()
-	inst := e.inst
+	set := map[*entry]*stopping{}
+	var order []*entry // reverse file order, for stable events
+	add := func(st stopping) bool {
+		if set[st.e] != nil {
+			return false
+		}
+		set[st.e] = &st
+		return true
+	}
+	for _, st := range list {
+		add(st)
+	}
+	// Close the set over dependents: whoever injects a service an instance
+	// in the set provides.
+	for grew := true; grew; {
+		grew = false
+		for _, id := range h.order {
+			e := h.entries[id]
+			if e == nil || e.inst == nil || set[e] != nil {
+				continue
+			}
+			for p := range set {
+				if p.inst != nil && h.injectsFromLocked(e, p.inst) {
+					grew = add(stopping{e: e, next: Pending}) || grew
+					break
+				}
+			}
+		}
+	}
+	for i := len(h.order) - 1; i >= 0; i-- {
+		if e := h.entries[h.order[i]]; e != nil && set[e] != nil {
+			order = append(order, e)
+		}
+	}
+	for e := range set {
+		if !slices.Contains(order, e) {
+			order = append(order, e) // no longer in the table (a reload replaced it)
+		}
+	}
+	// Peel layers: an instance goes once no remaining one injects from it.
+	remaining := slices.Clone(order)
+	var layers [][]*entry
+	for len(remaining) > 0 {
+		var layer, rest []*entry
+		for _, x := range remaining {
+			needed := false
+			for _, y := range remaining {
+				if y != x && x.inst != nil && y.inst != nil && h.injectsFromLocked(y, x.inst) {
+					needed = true
+					break
+				}
+			}
+			if needed {
+				rest = append(rest, x)
+			} else {
+				layer = append(layer, x)
+			}
+		}
+		if len(layer) == 0 { // a cycle cannot run, but never loop for ever
+			layer, rest = rest, nil
+		}
+		layers = append(layers, layer)
+		remaining = rest
+	}
 	h.mu.Unlock()
-	if inst != nil {
-		for _, d := range h.dependents(inst) {
-			h.stopAs(d.entry, Pending, nil, d.missing)
+
+	for _, layer := range layers {
+		var wg sync.WaitGroup
+		for _, e := range layer {
+			h.mu.Lock()
+			inst := e.inst
+			h.mu.Unlock()
+			if inst == nil {
+				continue
+			}
+			wg.Add(1)
+			go func(cause error) {
+				defer wg.Done()
+				ctx, cancel := context.WithTimeout(context.Background(), h.disposeTimeout)
+				defer cancel()
+				var err error
+				if cause != nil {
+					err = inst.fiber.Fail(ctx, cause)
+				} else {
+					err = inst.fiber.Dispose(ctx)
+				}
+				if err != nil {
+					inst.log.Error("disposal incomplete", "err", err)
+				}
+			}(set[e].cause)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), h.disposeTimeout)
-		var err error
-		if cause != nil {
-			err = inst.fiber.Fail(ctx, cause)
-		} else {
-			err = inst.fiber.Dispose(ctx)
-		}
-		cancel()
-		if err != nil {
-			inst.log.Error("disposal incomplete", "err", err)
-		}
+		wg.Wait()
 		h.mu.Lock()
-		if e.inst == inst {
+		for _, e := range layer {
 			e.inst = nil
 		}
 		h.mu.Unlock()
 	}
-	if next != Stopped || e.state != Stopped {
-		h.setState(e, next, cause, missing)
-	}
-}
-
-type dependent struct {
-	entry   *entry
-	missing []string // the services it will miss once the provider is gone
-}
-
-// dependents returns the running instances that inject a service inst
-// provides, in reverse file order.
-func (h *Host) dependents(inst *instance) []dependent {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []dependent
-	for i := len(h.order) - 1; i >= 0; i-- {
-		e := h.entries[h.order[i]]
-		if e == nil || e.inst == nil || e == inst.entry {
-			continue
-		}
-		var missing []string
-		for _, name := range e.kind.Inject {
-			if s := h.services[name]; s == nil || s.owner == inst {
-				missing = append(missing, name)
+	for _, layer := range layers {
+		for _, e := range layer {
+			st := set[e]
+			var missing []string
+			if st.next == Pending {
+				missing = h.missing(e.kind)
 			}
-		}
-		for _, name := range e.kind.Inject {
-			if s := h.services[name]; s != nil && s.owner == inst {
-				out = append(out, dependent{e, missing})
-				break
+			if st.next != Stopped || e.state != Stopped {
+				h.setState(e, st.next, st.cause, missing)
 			}
 		}
 	}
-	return out
+}
+
+// injectsFromLocked reports whether e injects a service that inst provides.
+func (h *Host) injectsFromLocked(e *entry, inst *instance) bool {
+	if e.inst == inst {
+		return false
+	}
+	for _, name := range e.kind.Inject {
+		if s := h.services[name]; s != nil && s.owner == inst {
+			return true
+		}
+	}
+	return false
 }
 
 // wakePending applies the pending entries whose services are now all there.
@@ -675,7 +754,28 @@ func (h *Host) Wait(ctx context.Context, cond func([]EntryStatus) bool) error {
 // Settle waits until every entry is settled: ready, failed, disabled, or
 // pending on a service that nothing on its way will provide.
 func (h *Host) Settle(ctx context.Context) error {
-	return h.Wait(ctx, AllSettled)
+	// Wait(ctx, AllSettled), without a snapshot at every event: telling
+	// whether entries settled needs no plugin's status.
+	for {
+		h.mu.Lock()
+		ch := h.changed
+		settled := true
+		for _, id := range h.order {
+			if !h.settledLocked(h.entries[id], map[*entry]bool{}) {
+				settled = false
+				break
+			}
+		}
+		h.mu.Unlock()
+		if settled {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
 }
 
 // AllSettled reports whether every entry of a snapshot is settled.

@@ -27,6 +27,8 @@ type recorder struct {
 	log       []string
 	instances map[string]*probe
 	gates     map[string]chan error
+	arrived   int
+	full      chan struct{}
 }
 
 func newRecorder() *recorder {
@@ -57,6 +59,26 @@ func (r *recorder) instance(id string) *probe {
 	return r.instances[id]
 }
 
+// barrier returns once n probes are in it, or when ctx ends.
+func (r *recorder) barrier(ctx context.Context, n int) error {
+	r.mu.Lock()
+	if r.full == nil {
+		r.full = make(chan struct{})
+	}
+	r.arrived++
+	if r.arrived == n {
+		close(r.full)
+	}
+	full := r.full
+	r.mu.Unlock()
+	select {
+	case <-full:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // gate returns the channel an async probe waits on before finishing its
 // initial work; the test sends the outcome.
 func (r *recorder) gate(id string) chan error {
@@ -80,6 +102,8 @@ type probe struct {
 	Reserve   string   `yaml:"reserve"`
 	Count     int      `yaml:"count"`
 	Secret    string   `yaml:"secret"`
+	// Barrier makes disposal wait until that many probes are disposing.
+	Barrier int `yaml:"barrier"`
 
 	ctx *host.Context
 }
@@ -120,6 +144,13 @@ func (p *probe) Apply(ctx *host.Context) error {
 	rec.mu.Unlock()
 	if _, err := ctx.Defer("record", func(context.Context) error { rec.add("%s dispose", id); return nil }); err != nil {
 		return err
+	}
+	if p.Barrier > 0 {
+		if _, err := ctx.Defer("barrier", func(c context.Context) error {
+			return rec.barrier(c, p.Barrier)
+		}); err != nil {
+			return err
+		}
 	}
 	if p.Reserve != "" {
 		res := ctx.Shared(reservationsKey{}, func() any { return &reservations{owner: map[string]string{}} }).(*reservations)

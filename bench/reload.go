@@ -1,0 +1,215 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"time"
+
+	"github.com/harness-go/harness/host"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// ReloadResult records each reload of one mcp-client entry through a real
+// cordis.yml write seen by the host's watcher.
+type ReloadResult struct {
+	// Total is write → the new tool set visible in the registry.
+	Total []time.Duration
+	// Server is the server's own connect + discovery, measured right after
+	// each reload with hand-written lines: spawn, initialize, initialized,
+	// tools/list answered.
+	Server []time.Duration
+	// ServerExit is the server's own exit once its stdin closes (the old
+	// instance of a reload is disposed this way).
+	ServerExit []time.Duration
+	// Host is Total − Server, per reload: watch, debounce, parse, check,
+	// reconcile, disposal of the old instance, apply, our client's share of
+	// connecting, the registry swap.
+	Host []time.Duration
+	// The phases, from the host's events: write → old instance stopped
+	// (watch, debounce, parse, check, disposal), stopped → new instance
+	// starting (apply), starting → tools visible (connect, discovery,
+	// registration).
+	ToStopped, ToStarting, ToVisible []time.Duration
+}
+
+// RunReload edits cordis.yml n times, alternating the entry's serverName,
+// and measures each edit until the new tools are visible.
+func RunReload(ctx context.Context, bins *Binaries, dir string, n int, log *slog.Logger) (*ReloadResult, error) {
+	const id = "reload"
+	names := [2]string{"ra", "rb"}
+	variant := func(i int) []Server {
+		return []Server{{ID: id, ServerName: names[i%2], Command: bins.Fixture, Args: FixtureArgs}}
+	}
+	b := NewBridge(dir, log)
+	defer b.Close()
+	if err := b.Apply(ctx, variant(0)); err != nil {
+		return nil, err
+	}
+	sub := b.Host.Subscribe()
+	defer sub.Close()
+	stop, err := startWatcher(ctx, b, sub, log)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+
+	res := &ReloadResult{}
+	for i := 1; i <= n; i++ {
+		want, gone := "mcp__"+names[i%2]+"__echo", "mcp__"+names[(i+1)%2]+"__echo"
+		t0, stopped, starting, tv, err := reloadOnce(ctx, b, sub, id, RenderConfig(variant(i), fmt.Sprintf("reload %d", i)), want, gone)
+		if err != nil {
+			return nil, fmt.Errorf("reload %d: %w", i, err)
+		}
+		connect, exit, err := ServerFloor(ctx, bins.Fixture, FixtureArgs)
+		if err != nil {
+			return nil, err
+		}
+		total := tv.Sub(t0)
+		res.Total = append(res.Total, total)
+		res.Server = append(res.Server, connect)
+		res.ServerExit = append(res.ServerExit, exit)
+		res.Host = append(res.Host, total-connect)
+		res.ToStopped = append(res.ToStopped, stopped.Sub(t0))
+		res.ToStarting = append(res.ToStarting, starting.Sub(stopped))
+		res.ToVisible = append(res.ToVisible, tv.Sub(starting))
+	}
+	return res, nil
+}
+
+// reloadOnce writes cordis.yml and follows the reload of entry id: when the
+// write began, when the old instance stopped, when the new one started, and
+// when the registry showed want and no longer gone.
+func reloadOnce(ctx context.Context, b *Bridge, sub *host.Subscription, id string, data []byte, want, gone string) (t0, stopped, starting, visible time.Time, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	seen := make(chan time.Time, 1)
+	go func() { seen <- waitTools(ctx, b, want, gone) }()
+	t0 = time.Now()
+	if err = WriteFileAtomic(b.Config, data); err != nil {
+		return
+	}
+	for {
+		select {
+		case ev := <-sub.C:
+			if ev.Type == host.ReloadRejected {
+				err = fmt.Errorf("rejected: %v", ev.Err)
+				return
+			}
+			if ev.Type != host.EntryChanged || ev.Entry != id {
+				continue
+			}
+			switch ev.State {
+			case host.Stopped:
+				stopped = ev.Time
+			case host.Starting:
+				starting = ev.Time
+			case host.Ready:
+				if visible = <-seen; visible.IsZero() {
+					err = ctx.Err()
+				}
+				return
+			case host.Failed:
+				err = ev.Err
+				return
+			}
+		case <-ctx.Done():
+			err = ctx.Err()
+			return
+		}
+	}
+}
+
+// startWatcher runs a watcher of b's cordis.yml and returns once it
+// watches: a forced reload has gone through its loop.
+func startWatcher(ctx context.Context, b *Bridge, sub *host.Subscription, log *slog.Logger) (stop func(), err error) {
+	w := host.NewWatcher(b.Host, b.Config, host.WatcherOptions{Logger: log})
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	stop = func() { cancel(); <-done }
+	w.Reload()
+	for {
+		select {
+		case ev := <-sub.C:
+			if ev.Type == host.Reloaded {
+				return stop, nil
+			}
+		case err := <-done:
+			cancel()
+			return nil, fmt.Errorf("watcher: %v", err)
+		case <-ctx.Done():
+			stop()
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// waitTools returns the moment the registry holds want and not gone, or the
+// zero time if ctx ends first.
+func waitTools(ctx context.Context, b *Bridge, want, gone string) time.Time {
+	for {
+		ch := b.Tools.Changed()
+		_, hasWant := b.Tools.Lookup(want)
+		_, hasGone := b.Tools.Lookup(gone)
+		if hasWant && !hasGone {
+			return time.Now()
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return time.Time{}
+		}
+	}
+}
+
+// ServerFloor measures what any client must wait for: the server started,
+// initialize answered, notifications/initialized sent, tools/list answered
+// (connect), and, once its stdin is closed, the process gone (exit).
+func ServerFloor(ctx context.Context, command string, args []string) (connect, exit time.Duration, err error) {
+	t0 := time.Now()
+	cmd := exec.CommandContext(ctx, command, args...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return 0, 0, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := cmd.Start(); err != nil {
+		return 0, 0, err
+	}
+	out := bufio.NewReaderSize(stdout, 64<<10)
+	exchange := func(msg string, answer bool) error {
+		if _, err := stdin.Write([]byte(msg + "\n")); err != nil || !answer {
+			return err
+		}
+		line, err := out.ReadSlice('\n')
+		if err == nil && !bytes.Contains(line, []byte(`"result"`)) {
+			err = fmt.Errorf("answered %q", line)
+		}
+		return err
+	}
+	err = errors.Join(
+		exchange(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+mcp.LATEST_LEGACY_PROTOCOL_VERSION+`","capabilities":{},"clientInfo":{"name":"floor","version":"0"}}}`, true),
+		exchange(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, false),
+		exchange(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, true),
+	)
+	connect = time.Since(t0)
+	t1 := time.Now()
+	stdin.Close()
+	werr := cmd.Wait()
+	exit = time.Since(t1)
+	if err != nil {
+		return 0, 0, fmt.Errorf("server floor: %w", err)
+	}
+	if werr != nil {
+		return 0, 0, fmt.Errorf("server floor: %w", werr)
+	}
+	return connect, exit, nil
+}

@@ -1,0 +1,242 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"text/tabwriter"
+	"time"
+)
+
+// Target is one target of the issue, checked against a run.
+type Target struct {
+	Name     string
+	Measured string
+	Limit    string
+	Met      bool
+}
+
+// call returns a client's record.
+func (r *Report) call(name string) *CallResult {
+	for _, c := range r.Calls {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// share is a client's median latency minus the raw client's (S): the
+// median over rounds of the difference of the two round medians.
+func (r *Report) share(name string) (time.Duration, bool) {
+	c, raw := r.call(name), r.call(NameRaw)
+	if c == nil || raw == nil || len(c.RoundMedians) != len(raw.RoundMedians) {
+		return 0, false
+	}
+	diffs := make([]time.Duration, len(c.RoundMedians))
+	for i := range diffs {
+		diffs[i] = c.RoundMedians[i] - raw.RoundMedians[i]
+	}
+	return Median(diffs), true
+}
+
+// Targets checks every target the issue sets.
+func (r *Report) Targets() []Target {
+	var out []Target
+	ratio := func(name string, a, b float64, limit float64, atMost bool) {
+		t := Target{Name: name, Measured: "n/a"}
+		cmp := "≥"
+		if atMost {
+			cmp = "≤"
+		}
+		t.Limit = fmt.Sprintf("%s %.2f", cmp, limit)
+		if b > 0 && a >= 0 {
+			v := a / b
+			t.Measured = fmt.Sprintf("%.2f", v)
+			t.Met = (atMost && v <= limit) || (!atMost && v >= limit)
+		}
+		out = append(out, t)
+	}
+	bs, okB := r.share(NameBridge)
+	ms, okM := r.share(NameMCPGo)
+	ts, okT := r.share(NameTS)
+	if okB && okM {
+		ratio("call: bridge client share / bare mcp-go client share", us(bs), us(ms), 1, true)
+	}
+	if okB && okT {
+		ratio("call: bridge client share / TS SDK client share", us(bs), us(ts), 0.5, true)
+	}
+	if b, m := r.call(NameBridge), r.call(NameMCPGo); b != nil && m != nil {
+		ratio(fmt.Sprintf("call: bridge / bare mcp-go throughput, %d callers", r.Options.Calls.Callers),
+			b.Par.Summarize().Throughput, m.Par.Summarize().Throughput, 1, false)
+	}
+	if r.Reload != nil && len(r.Reload.Host) > 0 {
+		h := Median(r.Reload.Host)
+		out = append(out, Target{Name: "reload: host share, median", Measured: ms1(h), Limit: "≤ 100 ms", Met: h <= 100*time.Millisecond})
+	}
+	for _, s := range r.Startup {
+		ratio(fmt.Sprintf("startup, %d servers: harness / bare mcp-go", s.N), sec(Median(s.Bridge)), sec(Median(s.Floor)), 1.2, true)
+	}
+	base := medianInt(r.RSS[0])
+	for _, n := range sortedKeys(r.RSS) {
+		if n == 0 || len(r.RSS[0]) == 0 {
+			continue
+		}
+		per := float64(medianInt(r.RSS[n])-base) / float64(n) / (1 << 20)
+		out = append(out, Target{Name: fmt.Sprintf("memory: harness RSS per connected server, %d servers", n),
+			Measured: fmt.Sprintf("%.2f MiB", per), Limit: "≤ 1 MiB", Met: per <= 1})
+	}
+	if r.Soak != nil {
+		t := Target{Name: fmt.Sprintf("leak soak, %d cycles: goroutines, fds, children back to baseline", r.Soak.Cycles), Limit: "yes", Measured: "yes", Met: r.SoakErr == nil}
+		if r.SoakErr != nil {
+			t.Measured = "no"
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// WriteTable prints the report.
+func (r *Report) WriteTable(w io.Writer) {
+	o := r.Options
+	m := r.Machine
+	fmt.Fprintf(w, "harness benchmark suite, %s, %s\n", r.Started.Format("2006-01-02 15:04 MST"), r.Duration.Round(time.Second))
+	fmt.Fprintf(w, "machine: %s, %d cores, %.1f GiB; %s; %s", m.CPU, m.Cores, m.MemGiB, m.Kernel, m.Go)
+	if m.Node != "" {
+		fmt.Fprintf(w, "; %s", m.Node)
+	}
+	fmt.Fprintf(w, "\nload average: %s at the start, %s at the end\n", m.LoadAtStart, LoadAvg())
+
+	if len(r.Calls) > 0 {
+		c := o.Calls
+		fmt.Fprintf(w, "\n1-2. One call of echo over stdio, every client against its own `mcpfixture --only echo`\n")
+		fmt.Fprintf(w, "     %d rounds, interleaved; per client and round %d sequential calls and %d callers × %d calls\n\n", c.Rounds, c.Seq, c.Callers, c.ParN)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "client\tseq p50\tseq p99\tseq calls/s\tshare (p50 − S)\tclient CPU/call\t\t%d× p50\t%d× p99\t%d× calls/s\tclient CPU/call\t\n", c.Callers, c.Callers, c.Callers)
+		for _, cr := range r.Calls {
+			s, p := cr.Seq.Summarize(), cr.Par.Summarize()
+			share := "—"
+			if cr.Name != NamePipe {
+				d, _ := r.share(cr.Name)
+				share = fmt.Sprintf("%.1f µs", us(d))
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%s\t%s\t\t%s\t%s\t%.0f\t%s\t\n", label(cr.Name), usf(s.Median), usf(s.P99), s.Throughput, share, usf(s.CPU),
+				usf(p.Median), usf(p.P99), p.Throughput, usf(p.CPU))
+		}
+		tw.Flush()
+	}
+
+	if rl := r.Reload; rl != nil && len(rl.Total) > 0 {
+		fmt.Fprintf(w, "\n3. Reload: a cordis.yml write → the new tool set visible (%d edits of one entry; in-process host and its watcher)\n\n", len(rl.Total))
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "\tp50\tp90\t\n")
+		row := func(name string, ds []time.Duration) {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t\n", name, ms1(Median(ds)), ms1(Percentile(ds, 90)))
+		}
+		row("total: write → new tools visible", rl.Total)
+		row("server's own connect + discovery (raw lines)", rl.Server)
+		row("host's share (total − server), per edit", rl.Host)
+		row("  write → old instance stopped (watch, debounce, parse, dispose)", rl.ToStopped)
+		row("  old stopped → new starting (apply)", rl.ToStarting)
+		row("  starting → tools visible (spawn, connect, list, register)", rl.ToVisible)
+		row("server's own exit once its stdin closes", rl.ServerExit)
+		tw.Flush()
+	}
+
+	if len(r.Startup) > 0 {
+		fmt.Fprintf(w, "\n4. Startup: N stdio servers → all settled (medians of %d; in-process host vs a bare mcp-go program, same process)\n\n", o.StartupReps)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "servers\tharness\tbare mcp-go\tratio\t\tharness CPU\tmcp-go CPU\t\n")
+		for _, s := range r.Startup {
+			b, f := Median(s.Bridge), Median(s.Floor)
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%.2f\t\t%s\t%s\t\n", s.N, ms1(b), ms1(f), sec(b)/sec(f), ms1(Median(s.BridgeCPU)), ms1(Median(s.FloorCPU)))
+		}
+		tw.Flush()
+	}
+
+	if len(r.RSS) > 0 {
+		fmt.Fprintf(w, "\n5. Memory: the harness binary (`harness run`), VmRSS once settled (median of %d)\n\n", o.MemoryReps)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "servers\tRSS\tper server over 0\tin-process heap per server\tgoroutines per server\t\n")
+		base := medianInt(r.RSS[0])
+		for _, n := range sortedKeys(r.RSS) {
+			rss := medianInt(r.RSS[n])
+			per, heap, gor := "—", "—", "—"
+			if n > 0 {
+				per = fmt.Sprintf("%.0f KiB", float64(rss-base)/float64(n)/1024)
+				heap = fmt.Sprintf("%.0f KiB", float64(r.Heap[n])/float64(n)/1024)
+				gor = fmt.Sprintf("%.1f", float64(r.Gor[n])/float64(n))
+			}
+			fmt.Fprintf(tw, "%d\t%.1f MiB\t%s\t%s\t%s\t\n", n, float64(rss)/(1<<20), per, heap, gor)
+		}
+		tw.Flush()
+	}
+	if t := r.Tools; t.N > 0 {
+		fmt.Fprintf(w, "\n   The tools registry with %d tools: %.1f MiB live heap (%d bytes a tool); register (one batch) %s;\n", t.N, float64(t.HeapBytes)/(1<<20), t.HeapBytes/int64(t.N), ms1(t.Register))
+		fmt.Fprintf(w, "   List %s; Lookup %d ns; model-visible JSON (%.1f MiB) %d ns from the cache, %s after a change\n",
+			usf(t.List), t.Lookup.Nanoseconds(), float64(t.ModelJSONBytes)/(1<<20), t.ModelJSON.Nanoseconds(), ms1(t.ModelJSONAfter))
+	}
+
+	if s := r.Soak; s != nil {
+		fmt.Fprintf(w, "\n6. Leak soak: %d reload cycles of one entry (%d through cordis.yml writes), %d server processes, %s\n",
+			s.Cycles, s.FileCycles, s.Servers, s.Duration.Round(100*time.Millisecond))
+		fmt.Fprintf(w, "   harness up, entry ready: %s before, %s after\n", s.Baseline, s.After)
+		fmt.Fprintf(w, "   harness closed: %s before it started, %s after\n", s.Before, s.Closed)
+		if r.SoakErr != nil {
+			fmt.Fprintf(w, "   LEAK: %v\n", r.SoakErr)
+		}
+	}
+
+	fmt.Fprintf(w, "\nTargets\n\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "target\tmeasured\ttarget\tmet\n")
+	for _, t := range r.Targets() {
+		met := "yes"
+		if !t.Met {
+			met = "NO"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Measured, t.Limit, met)
+	}
+	tw.Flush()
+}
+
+func label(name string) string {
+	switch name {
+	case NamePipe:
+		return "raw pipe round trip (limit)"
+	case NameRaw:
+		return "raw JSON-RPC lines (S)"
+	case NameMCPGo:
+		return "bare mcp-go client"
+	case NameBridge:
+		return "bridge: tools.Execute → mcp-client"
+	case NameTS:
+		return "TypeScript SDK client"
+	}
+	return name
+}
+
+func us(d time.Duration) float64  { return float64(d) / float64(time.Microsecond) }
+func sec(d time.Duration) float64 { return d.Seconds() }
+func usf(d time.Duration) string  { return fmt.Sprintf("%.1f µs", us(d)) }
+func ms1(d time.Duration) string {
+	return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
+}
+
+func medianInt(v []int64) int64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[(len(s)-1)/2]
+}
+
+func sortedKeys[V any](m map[int]V) []int {
+	keys := make([]int, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,254 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/plugins/mcpclient"
+)
+
+// Resources are what a leak would show.
+type Resources struct {
+	Goroutines int
+	FDs        int   // open file descriptors (/proc/self/fd)
+	Children   []int // pids of child processes, zombies included
+}
+
+func (r Resources) String() string {
+	return fmt.Sprintf("%d goroutines, %d open fds, %d child processes", r.Goroutines, r.FDs, len(r.Children))
+}
+
+// Measure reads the process's resources now.
+func Measure() Resources {
+	return Resources{Goroutines: runtime.NumGoroutine(), FDs: openFDs(), Children: children()}
+}
+
+func openFDs() int {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return -1
+	}
+	return len(entries) - 1 // the directory being read
+}
+
+// children lists the processes whose parent is this one.
+func children() []int {
+	self := os.Getpid()
+	dirs, _ := os.ReadDir("/proc")
+	var out []int
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …; comm may hold spaces and parentheses.
+		s := string(data)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) > 1 {
+			if ppid, _ := strconv.Atoi(f[1]); ppid == self {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
+}
+
+// alive reports whether a process exists (a zombie counts).
+func alive(pid int) bool {
+	return syscall.Kill(pid, 0) == nil
+}
+
+// eventually polls cond with a growing interval (as goleak does) until it
+// holds or the bound passes; the last failure is returned.
+func eventually(bound time.Duration, cond func() error) error {
+	deadline := time.Now().Add(bound)
+	wait := time.Millisecond
+	for {
+		err := cond()
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, 100*time.Millisecond)
+	}
+}
+
+// SoakResult reports a leak soak.
+type SoakResult struct {
+	Cycles     int
+	FileCycles int // of Cycles, through a cordis.yml write seen by the watcher
+	Servers    int // server processes started and stopped
+	Duration   time.Duration
+	// Baseline is the process with the harness up and its one entry ready;
+	// After the same once the cycles are done.
+	Baseline, After Resources
+	// Before is the process before the harness started; Closed after it
+	// closed.
+	Before, Closed Resources
+}
+
+// Soak reloads one mcp-client entry cycles times — through host.Load
+// (reconcile), and every fileEvery-th time through a real cordis.yml
+// write that the watcher picks up — then checks that goroutines, open
+// files and child processes are back to their baseline, and back to what
+// they were before the harness once it closes. Every server process
+// started must be gone.
+func Soak(ctx context.Context, bins *Binaries, dir string, cycles, fileEvery int, log *slog.Logger, progress func(string)) (*SoakResult, error) {
+	res := &SoakResult{Cycles: cycles, Before: Measure()}
+	ignore := goleak.IgnoreCurrent()
+	const id = "soak"
+	variant := func(i int) []Server {
+		return []Server{{ID: id, ServerName: fmt.Sprintf("soak%d", i%2), Command: bins.Fixture, Args: FixtureArgs}}
+	}
+	start := time.Now()
+	err := func() error {
+		b := NewBridge(dir, log)
+		defer b.Close()
+		if err := b.Apply(ctx, variant(0)); err != nil {
+			return err
+		}
+		sub := b.Host.Subscribe()
+		defer sub.Close()
+		stop, err := startWatcher(ctx, b, sub, log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		go func() {
+			for range sub.C { // keep the queue short; the events are not needed
+			}
+		}()
+		pids := []int{serverPID(b.Host)}
+		res.Baseline = Measure()
+
+		for i := 1; i <= cycles; i++ {
+			if progress != nil && i%100 == 0 {
+				progress(fmt.Sprintf("soak: cycle %d/%d", i, cycles))
+			}
+			data := RenderConfig(variant(i), fmt.Sprintf("cycle %d", i))
+			if fileEvery > 0 && i%fileEvery == 0 {
+				res.FileCycles++
+				if err := WriteFileAtomic(b.Config, data); err != nil {
+					return err
+				}
+				f, err := host.ParseFile(b.Config, data)
+				if err != nil {
+					return err
+				}
+				if err := b.Host.Wait(ctx, func(s []host.EntryStatus) bool {
+					cur := b.Host.File()
+					return cur != nil && cur.Hash == f.Hash && host.AllSettled(s)
+				}); err != nil {
+					return fmt.Errorf("cycle %d: the watcher did not apply the file: %w", i, err)
+				}
+			} else {
+				f, err := host.ParseFile(b.Config, data)
+				if err != nil {
+					return err
+				}
+				if _, err := b.Host.Load(ctx, f); err != nil {
+					return err
+				}
+				if err := b.Host.Settle(ctx); err != nil {
+					return err
+				}
+			}
+			if err := AllReady(b.Host); err != nil {
+				return fmt.Errorf("cycle %d: %w", i, err)
+			}
+			pids = append(pids, serverPID(b.Host))
+		}
+		res.Servers = len(pids)
+
+		current := pids[len(pids)-1]
+		err = eventually(10*time.Second, func() error {
+			res.After = Measure()
+			return errors.Join(
+				same("goroutines", res.After.Goroutines, res.Baseline.Goroutines),
+				same("open fds", res.After.FDs, res.Baseline.FDs),
+				childrenAre(res.After.Children, current),
+				gone(pids[:len(pids)-1]),
+			)
+		})
+		if err != nil {
+			return fmt.Errorf("after %d cycles, with the entry ready: %w (baseline: %s; now: %s)", cycles, err, res.Baseline, res.After)
+		}
+		return nil
+	}()
+	res.Duration = time.Since(start)
+	if err != nil {
+		return res, err
+	}
+	err = goleak.Find(ignore) // retries by itself
+	if err == nil {
+		err = eventually(10*time.Second, func() error {
+			res.Closed = Measure()
+			return errors.Join(
+				same("open fds", res.Closed.FDs, res.Before.FDs),
+				same("child processes", len(res.Closed.Children), len(res.Before.Children)),
+			)
+		})
+	}
+	res.Closed = Measure()
+	if err != nil {
+		return res, fmt.Errorf("after the harness closed: %w (before: %s; now: %s)", err, res.Before, res.Closed)
+	}
+	return res, nil
+}
+
+func same(what string, got, want int) error {
+	if got != want {
+		return fmt.Errorf("%s: %d, baseline %d", what, got, want)
+	}
+	return nil
+}
+
+func childrenAre(got []int, want int) error {
+	if len(got) != 1 || got[0] != want {
+		return fmt.Errorf("child processes %v, want only the current server %d", got, want)
+	}
+	return nil
+}
+
+func gone(pids []int) error {
+	var left []int
+	for _, p := range pids {
+		if alive(p) {
+			left = append(left, p)
+		}
+	}
+	if len(left) > 0 {
+		return fmt.Errorf("%d old server processes still exist: %v", len(left), left[:min(len(left), 10)])
+	}
+	return nil
+}
+
+// serverPID returns the pid of the first mcp-client entry's server.
+func serverPID(h *host.Host) int {
+	for _, e := range h.Snapshot() {
+		if st, ok := e.Details.(*mcpclient.Status); ok {
+			return st.PID
+		}
+	}
+	return 0
+}
