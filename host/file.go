@@ -18,6 +18,43 @@ import (
 	"github.com/harness-go/harness/host/jsexpr"
 )
 
+// Aliases may multiply a file's size by aliasRatio, plus aliasSlack nodes;
+// more is an alias bomb, refused before any walk follows the aliases.
+const (
+	aliasRatio = 10
+	aliasSlack = 10_000
+)
+
+// maxCount caps expandedSize's count, far above any bound it is compared to.
+const maxCount = 1 << 40
+
+// expandedSize counts the nodes under n with aliases expanded, remembering
+// each node's count, so it runs in time linear in the file (memo ends up
+// with one key per node). It reports false for an alias cycle.
+func expandedSize(n *yaml.Node, memo map[*yaml.Node]int) (int, bool) {
+	if size, done := memo[n]; done {
+		return size, size >= 0
+	}
+	memo[n] = -1 // in progress: meeting it again is a cycle
+	size := 1
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		sub, ok := expandedSize(n.Alias, memo)
+		if !ok {
+			return 0, false
+		}
+		size = sub
+	}
+	for _, c := range n.Content {
+		sub, ok := expandedSize(c, memo)
+		if !ok {
+			return 0, false
+		}
+		size = min(size+sub, maxCount)
+	}
+	memo[n] = size
+	return size, true
+}
+
 // jsTag is the YAML tag whose scalar holds an expression of the supported
 // JavaScript subset (see package jsexpr).
 const jsTag = "!!js"
@@ -155,6 +192,13 @@ func ParseFile(path string, data []byte) (*File, error) {
 	}
 	if root.Kind != yaml.SequenceNode {
 		p.add(p.pos(root), "", "", "the file must be a YAML sequence of entries (- id: …, name: …, config: …)")
+		return nil, p.err()
+	}
+	// Aliases let a few hundred bytes name billions of nodes; every walk
+	// below follows them, so bound the expanded size first.
+	memo := map[*yaml.Node]int{}
+	if size, ok := expandedSize(root, memo); !ok || size > aliasRatio*len(memo)+aliasSlack {
+		p.add(p.pos(root), "", "", fmt.Sprintf("aliases expand the file to %d times its %d YAML nodes or more (or an alias refers to itself); write the values out", aliasRatio, len(memo)))
 		return nil, p.err()
 	}
 	seen := map[string]Pos{}

@@ -96,6 +96,7 @@ func TestParseProblems(t *testing.T) {
 		{"custom tag", "- id: a\n  name: probe\n  config: {label: !env X}\n", `cordis.yml:3:19: entry "a": config.label: unsupported tag !env`},
 		{"js in a template", "- id: a\n  name: probe\n  config:\n    label: !!js '`a ${require(1)}`'\n", `cordis.yml:4:23: entry "a": config.label: !!js: unsupported expression "require(...)"`},
 		{"js double quoted", "- id: a\n  name: probe\n  config:\n    label: !!js \"process.exit()\"\n", `cordis.yml:4:18: entry "a": config.label: !!js:`},
+		{"alias bomb", "- id: a\n  name: probe\n  config:\n    a: &a [x, x, x, x, x, x, x, x, x, x]\n    b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n    c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n    d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n    e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n    f: [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n", "cordis.yml:1:1: aliases expand the file to 10 times its"},
 		{"two problems", "- id: a\n- id: b\n", "2 problems:\n  cordis.yml:1:3: entry \"a\": name: is required (the plugin kind)\n  cordis.yml:2:3: entry \"b\": name: is required"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -360,7 +360,9 @@ func (rt *runtime) executor(raw string) tools.Executor {
 			case errors.Is(cctx.Err(), context.DeadlineExceeded):
 				return tools.Result{}, fmt.Errorf("%q timed out after %s (toolCallTimeoutMs)", raw, timeout)
 			}
-			return tools.Result{}, err
+			// Transport errors may quote what we sent (an error page that
+			// repeats the headers): they are our text, so hide the secrets.
+			return tools.Result{}, rt.redact.err(err)
 		}
 		m, err := mapTextResult(res, raw)
 		if err != nil {

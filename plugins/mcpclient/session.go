@@ -1,16 +1,19 @@
 package mcpclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -425,7 +428,81 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	for k, v := range h {
 		r.Header.Set(k, v)
 	}
-	return http.DefaultTransport.RoundTrip(r)
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err == nil {
+		// mcp-go reads bodies whole and copies error pages into errors: bound
+		// them as the stdio transport bounds a line. An event stream is long
+		// lived, so there the bound is per line (an SSE field), not per body.
+		sse := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+		resp.Body = &boundedBody{ReadCloser: resp.Body, max: MaxMessageBytes, lines: sse}
+		if resp.StatusCode >= 300 && !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+			// An error page ends up in an error text, shown to the model.
+			resp.Body = &clippedBody{ReadCloser: resp.Body, left: errorPageBytes}
+		}
+	}
+	return resp, err
+}
+
+// errorPageBytes is how much of an HTTP error page reaches an error text.
+const errorPageBytes = 512
+
+// clippedBody ends a body after left bytes, with an ellipsis.
+type clippedBody struct {
+	io.ReadCloser
+	left    int
+	clipped bool
+}
+
+func (c *clippedBody) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		if !c.clipped && len(p) >= len("…") {
+			c.clipped = true
+			return copy(p, "…"), nil
+		}
+		return 0, io.EOF
+	}
+	if len(p) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.ReadCloser.Read(p)
+	c.left -= n
+	if err == io.EOF {
+		c.clipped = true // nothing was cut
+	}
+	return n, err
+}
+
+// boundedBody fails a read once the body (or, with lines, one line of it)
+// exceeds max bytes.
+type boundedBody struct {
+	io.ReadCloser
+	max   int
+	n     int // bytes of the body, or of the current line
+	lines bool
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if !b.lines {
+		b.n += n
+	} else {
+		for chunk := p[:n]; ; {
+			i := bytes.IndexByte(chunk, '\n')
+			if i < 0 {
+				b.n += len(chunk)
+				break
+			}
+			if b.n+i > b.max {
+				b.n += i
+				break
+			}
+			b.n, chunk = 0, chunk[i+1:]
+		}
+	}
+	if b.n > b.max {
+		return n, errTooLarge
+	}
+	return n, err
 }
 
 // debugOnly logs every record at debug level.

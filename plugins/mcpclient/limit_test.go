@@ -1,0 +1,71 @@
+package mcpclient
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestBoundedBody(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		body  string
+		max   int
+		lines bool
+		ok    bool
+	}{
+		{"a body within the bound", strings.Repeat("x", 100), 100, false, true},
+		{"a body over the bound", strings.Repeat("x", 101), 100, false, false},
+		{"many short lines", strings.Repeat("data: xxxx\n", 1000), 100, true, true},
+		{"one long line", "data: ok\n" + strings.Repeat("x", 101) + "\n", 100, true, false},
+		{"a long last line without newline", "a\n" + strings.Repeat("x", 101), 100, true, false},
+		{"a line split across reads", strings.Repeat("x", 60) + strings.Repeat("y", 60) + "\n", 100, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			// One byte reads and 7-byte reads: the bound must not depend on chunking.
+			for _, chunk := range []int{1, 7, 4096} {
+				b := &boundedBody{ReadCloser: io.NopCloser(&chunked{s: tc.body, n: chunk}), max: tc.max, lines: tc.lines}
+				_, err := io.ReadAll(b)
+				if tc.ok && err != nil {
+					t.Fatalf("chunk %d: %v", chunk, err)
+				}
+				if !tc.ok && !errors.Is(err, errTooLarge) {
+					t.Fatalf("chunk %d: err = %v, want the size limit", chunk, err)
+				}
+			}
+		})
+	}
+}
+
+// chunked reads s n bytes at a time.
+type chunked struct {
+	s string
+	n int
+}
+
+func (c *chunked) Read(p []byte) (int, error) {
+	if c.s == "" {
+		return 0, io.EOF
+	}
+	k := min(c.n, len(p), len(c.s))
+	copy(p, c.s[:k])
+	c.s = c.s[k:]
+	return k, nil
+}
+
+func TestClippedBody(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ in, want string }{
+		{"short page", "short page"},
+		{strings.Repeat("x", errorPageBytes), strings.Repeat("x", errorPageBytes) + "…"},
+		{strings.Repeat("y", 10*errorPageBytes), strings.Repeat("y", errorPageBytes) + "…"},
+	} {
+		got, err := io.ReadAll(&clippedBody{ReadCloser: io.NopCloser(&chunked{s: tc.in, n: 100}), left: errorPageBytes})
+		if err != nil || string(got) != tc.want {
+			t.Errorf("%.20q…: got %d bytes %.40q, err %v", tc.in, len(got), got, err)
+		}
+	}
+}
