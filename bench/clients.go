@@ -171,15 +171,20 @@ func (c *lineClient) Name() string { return c.name }
 
 func (c *lineClient) Close() error {
 	c.stdin.Close()
+	return waitOrKill(c.cmd, 5*time.Second)
+}
+
+// waitOrKill waits for cmd to exit, killing it after d.
+func waitOrKill(cmd *exec.Cmd, d time.Duration) error {
 	done := make(chan error, 1)
-	go func() { done <- c.cmd.Wait() }()
-	t := time.NewTimer(5 * time.Second)
+	go func() { done <- cmd.Wait() }()
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case err := <-done:
 		return err
 	case <-t.C:
-		c.cmd.Process.Kill()
+		cmd.Process.Kill()
 		return <-done
 	}
 }

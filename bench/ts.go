@@ -110,15 +110,5 @@ func (c *tsClient) do(cmd map[string]any) (Sample, error) {
 func (c *tsClient) Close() error {
 	c.stdin.Write([]byte(`{"op":"quit"}` + "\n"))
 	c.stdin.Close()
-	done := make(chan error, 1)
-	go func() { done <- c.cmd.Wait() }()
-	t := time.NewTimer(10 * time.Second)
-	defer t.Stop()
-	select {
-	case err := <-done:
-		return err
-	case <-t.C:
-		c.cmd.Process.Kill()
-		return <-done
-	}
+	return waitOrKill(c.cmd, 10*time.Second)
 }

@@ -179,8 +179,18 @@ func (p *parser) primary() (node, *SyntaxError) {
 	if !p.is("(") {
 		return nil, p.s.errorf(p.tok.pos, "expected an expression, found %s", p.describe())
 	}
-	open := p.tok.pos
-	if err := p.enter(open); err != nil {
+	n, err := p.nested(p.tok.pos, "(", ")")
+	if err != nil {
+		return nil, err
+	}
+	return n, p.advance()
+}
+
+// nested parses the expression after an opening token at pos, up to its
+// closing token, which stays current. Nesting counts towards the depth
+// bound.
+func (p *parser) nested(pos int, open, close string) (node, *SyntaxError) {
+	if err := p.enter(pos); err != nil {
 		return nil, err
 	}
 	if err := p.advance(); err != nil {
@@ -190,11 +200,11 @@ func (p *parser) primary() (node, *SyntaxError) {
 	if err != nil {
 		return nil, err
 	}
-	if err := p.expectClose(")", "(", open); err != nil {
+	if err := p.expectClose(close, open, pos); err != nil {
 		return nil, err
 	}
 	p.depth--
-	return n, p.advance()
+	return n, nil
 }
 
 // template parses a template literal; the current token is its first chunk.
@@ -202,21 +212,10 @@ func (p *parser) template() (node, *SyntaxError) {
 	open := p.tok.pos
 	t := &tmpl{texts: []string{p.tok.val}}
 	for p.tok.more {
-		sub := p.tok.end - len("${")
-		if err := p.enter(sub); err != nil {
-			return nil, err
-		}
-		if err := p.advance(); err != nil {
-			return nil, err
-		}
-		n, err := p.expr()
+		n, err := p.nested(p.tok.end-len("${"), "${", "}")
 		if err != nil {
 			return nil, err
 		}
-		if err := p.expectClose("}", "${", sub); err != nil {
-			return nil, err
-		}
-		p.depth--
 		// The scanner stands just after the "}": read on as template text.
 		if p.tok, err = p.s.templateChunk(open); err != nil {
 			return nil, err
