@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"path"
 	"regexp"
 	"sort"
 	"strings"
@@ -74,6 +75,15 @@ type Config struct {
 	StartupTimeoutMs int `yaml:"startupTimeoutMs" json:"startupTimeoutMs" desc:"Timeout of connecting and the first tools/list in milliseconds (default 30000)."`
 	// Protocol is the handshake strategy: auto (default), legacy or modern.
 	Protocol string `yaml:"protocol" json:"protocol" enum:"auto,legacy,modern" desc:"Handshake: auto (initialize, falling back to server/discover), legacy (initialize only) or modern (server/discover first)."`
+
+	// EnabledTools, when set, registers only the tools whose raw names match
+	// one of these patterns (path.Match syntax: * and ? wildcards).
+	EnabledTools []string `yaml:"enabledTools" json:"enabledTools,omitempty" desc:"Register only the server's tools whose names match one of these patterns (* and ? wildcards)."`
+	// DisabledTools never registers the tools that match, after EnabledTools.
+	DisabledTools []string `yaml:"disabledTools" json:"disabledTools,omitempty" desc:"Never register the server's tools whose names match one of these patterns (* and ? wildcards)."`
+	// MaxResultBytes cuts a tool result's text to this many bytes, with a
+	// note saying so; 0 keeps results whole.
+	MaxResultBytes int `yaml:"maxResultBytes" json:"maxResultBytes,omitempty" desc:"Cut a tool result's text to this many bytes, with a note saying so (0: no limit)."`
 }
 
 // defaultConfig returns the configuration before cordis.yml is applied.
@@ -157,12 +167,38 @@ func (c *Config) Validate() error {
 	if c.StartupTimeoutMs <= 0 {
 		bad("startupTimeoutMs", "must be a positive number of milliseconds")
 	}
+	for _, f := range []struct {
+		key      string
+		patterns []string
+	}{{"enabledTools", c.EnabledTools}, {"disabledTools", c.DisabledTools}} {
+		for i, pat := range f.patterns {
+			if _, err := path.Match(pat, ""); err != nil || pat == "" {
+				bad(fmt.Sprintf("%s[%d]", f.key, i), "%q is not a valid name pattern (* and ? wildcards, [a-z] classes)", pat)
+			}
+		}
+	}
+	if c.MaxResultBytes < 0 {
+		bad("maxResultBytes", "must not be negative (0 keeps results whole)")
+	}
 	switch c.Protocol {
 	case ProtocolAuto, ProtocolLegacy, ProtocolModern:
 	default:
 		bad("protocol", "%q is not one of %q, %q, %q", c.Protocol, ProtocolAuto, ProtocolLegacy, ProtocolModern)
 	}
 	return errors.Join(errs...)
+}
+
+// exposes reports whether the filters let the tool with this raw name through.
+func (c *Config) exposes(raw string) bool {
+	match := func(patterns []string) bool {
+		for _, p := range patterns {
+			if ok, _ := path.Match(p, raw); ok {
+				return true
+			}
+		}
+		return false
+	}
+	return (len(c.EnabledTools) == 0 || match(c.EnabledTools)) && !match(c.DisabledTools)
 }
 
 // Unique reports the value that must be unique among enabled entries.

@@ -158,6 +158,11 @@ func TestValidate(t *testing.T) {
 			[]string{"startupTimeoutMs: must be a positive number of milliseconds"}},
 		{"protocol unknown", stdio(func(c *Config) { c.Protocol = "2025-06-18" }),
 			[]string{`protocol: "2025-06-18" is not one of "auto", "legacy", "modern"`}},
+		{"tool filters", stdio(func(c *Config) { c.EnabledTools, c.DisabledTools = []string{"get-*", "echo"}, []string{"get-env"} }), nil},
+		{"a malformed tool pattern", stdio(func(c *Config) { c.EnabledTools, c.DisabledTools = []string{"ok", "[a-"}, []string{""} }),
+			[]string{`enabledTools[1]: "[a-" is not a valid name pattern (* and ? wildcards, [a-z] classes)`, `disabledTools[0]: "" is not a valid name pattern (* and ? wildcards, [a-z] classes)`}},
+		{"a negative result budget", stdio(func(c *Config) { c.MaxResultBytes = -1 }),
+			[]string{"maxResultBytes: must not be negative (0 keeps results whole)"}},
 		{"protocol empty", stdio(func(c *Config) { c.Protocol = "" }),
 			[]string{`protocol: "" is not one of "auto", "legacy", "modern"`}},
 
@@ -373,7 +378,7 @@ func TestConfigErrorsThroughHost(t *testing.T) {
 		{"env name", "    serverName: s\n    transport: stdio\n    command: x\n    env:\n      'A=B': v\n",
 			[]string{`cordis.yml:8:7: entry "e": config.env: "A=B" is not a valid environment variable name`}},
 		{"unknown key", "    serverName: s\n    transport: stdio\n    command: x\n    timeout: 5\n",
-			[]string{`cordis.yml:7:5: entry "e": config.timeout: unknown key "timeout" (known keys: args, command, cwd, env, headers, protocol, serverName, startupTimeoutMs, toolCallTimeoutMs, transport, url)`}},
+			[]string{`cordis.yml:7:5: entry "e": config.timeout: unknown key "timeout" (known keys: args, command, cwd, disabledTools, enabledTools, env, headers, maxResultBytes, protocol, serverName, startupTimeoutMs, toolCallTimeoutMs, transport, url)`}},
 		{"wrong type", "    serverName: s\n    transport: stdio\n    command: x\n    toolCallTimeoutMs: soon\n",
 			[]string{`cordis.yml:7:24: entry "e": config.toolCallTimeoutMs: cannot unmarshal !!str ` + "`soon`" + ` into int`}},
 	} {

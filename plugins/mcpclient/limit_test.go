@@ -69,3 +69,22 @@ func TestClippedBody(t *testing.T) {
 		}
 	}
 }
+
+func TestBudget(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		text string
+		max  int
+		want string
+	}{
+		{"hello", 0, "hello"},
+		{"hello", 5, "hello"},
+		{"hello world", 5, "hello\n[result truncated: 5 of 11 bytes shown (maxResultBytes)]"},
+		{"ééé", 3, "é\n[result truncated: 2 of 6 bytes shown (maxResultBytes)]"},
+		{"😀x", 2, "\n[result truncated: 0 of 5 bytes shown (maxResultBytes)]"},
+	} {
+		if got := budget(tc.text, tc.max); got != tc.want {
+			t.Errorf("budget(%q, %d) = %q, want %q", tc.text, tc.max, got, tc.want)
+		}
+	}
+}

@@ -39,6 +39,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/internal/safe"
@@ -87,6 +88,7 @@ type runtime struct {
 	syncs    int
 	lastSync time.Time
 	syncErr  string
+	hidden   int // tools the filters left out of the last listing
 }
 
 // generation is the set of tools registered from one listing.
@@ -256,6 +258,7 @@ func (rt *runtime) swap(list []rawTool) error {
 	names := make([]NamePair, 0, len(list))
 	byPublic := make(map[string]string, len(list))
 	byRaw := make(map[string]bool, len(list))
+	hidden := 0
 	for _, t := range list {
 		if t.Name == "" {
 			return fmt.Errorf("mcp-client(%s): server listed a tool without a name — invalid tool list", server)
@@ -269,11 +272,18 @@ func (rt *runtime) swap(list []rawTool) error {
 			return fmt.Errorf("mcp-client(%s): server listed tools %q and %q, which both become %q — invalid tool list", server, other, t.Name, public)
 		}
 		byPublic[public] = t.Name
+		if !rt.cfg.exposes(t.Name) {
+			hidden++
+			continue // filtered out by enabledTools/disabledTools
+		}
 		batch = append(batch, tools.Tool{Name: public, Description: t.Description, Parameters: t.InputSchema, Execute: rt.executor(t.Name)})
 		names = append(names, NamePair{Public: public, Raw: t.Name})
 	}
 	sort.Slice(names, func(i, j int) bool { return names[i].Public < names[j].Public })
 	digest := digestTools(list)
+	rt.mu.Lock()
+	rt.hidden = hidden
+	rt.mu.Unlock()
 
 	rt.mu.Lock()
 	prev := rt.gen
@@ -371,7 +381,7 @@ func (rt *runtime) executor(raw string) tools.Executor {
 		for _, d := range m.Discarded {
 			rt.log.Warn("non-text content discarded from a tool result", "tool", safe.Line(raw), "placeholder", d)
 		}
-		return tools.Result{Text: m.Text, IsError: m.IsError}, nil
+		return tools.Result{Text: budget(m.Text, rt.cfg.MaxResultBytes), IsError: m.IsError}, nil
 	}
 }
 
@@ -380,6 +390,19 @@ func (rt *runtime) executor(raw string) tools.Executor {
 type textResult struct {
 	Content []block `json:"content"`
 	IsError bool    `json:"isError"`
+}
+
+// budget cuts text to at most max bytes (0: no limit), at a UTF-8 boundary,
+// and says so at the end, so the model knows the result is incomplete.
+func budget(text string, max int) string {
+	if max <= 0 || len(text) <= max {
+		return text
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s\n[result truncated: %d of %d bytes shown (maxResultBytes)]", text[:cut], cut, len(text))
 }
 
 // mapTextResult is [mapResult] with a fast path for the usual result, text
@@ -418,7 +441,8 @@ type Status struct {
 	Server          *Server           `json:"server,omitempty"`
 	ProtocolVersion string            `json:"protocolVersion,omitempty"`
 	ToolCount       int               `json:"toolCount"`
-	Tools           map[string]string `json:"tools"` // public name → the server's name
+	HiddenTools     int               `json:"hiddenTools,omitempty"` // left out by enabledTools/disabledTools
+	Tools           map[string]string `json:"tools"`                 // public name → the server's name
 	Syncs           int               `json:"syncs"`
 	LastSync        *time.Time        `json:"lastSync,omitempty"`
 	SyncError       string            `json:"syncError,omitempty"`
@@ -476,6 +500,7 @@ func (p *Plugin) Status() any {
 		}
 		st.ToolCount = len(rt.gen.names)
 	}
+	st.HiddenTools = rt.hidden
 	if s := rt.sess; s != nil {
 		if info, proto := s.info(); proto != "" {
 			st.Server = &Server{Name: info.Name, Version: info.Version}
@@ -518,7 +543,11 @@ func (s *Status) StatusLines() []string {
 	} else {
 		lines = append(lines, "phase "+s.Phase)
 	}
-	lines = append(lines, fmt.Sprintf("tools: %d", len(s.Tools)))
+	if s.HiddenTools > 0 {
+		lines = append(lines, fmt.Sprintf("tools: %d (%d more left out by enabledTools/disabledTools)", len(s.Tools), s.HiddenTools))
+	} else {
+		lines = append(lines, fmt.Sprintf("tools: %d", len(s.Tools)))
+	}
 	publics := make([]string, 0, len(s.Tools))
 	for p := range s.Tools {
 		publics = append(publics, p)

@@ -981,3 +981,46 @@ func TestDisposeLeavesNothing(t *testing.T) {
 	}) // the subtest's cleanups close the host (again) and the servers
 	goleak.VerifyNone(t, before)
 }
+
+func TestStdioToolFilters(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name              string
+		enabled, disabled []string
+		want              []string
+		hidden            int
+	}{
+		{"no filter", nil, nil, []string{"mcp__srv__add", "mcp__srv__echo", "mcp__srv__empty", "mcp__srv__env"}, 0},
+		{"enabled with a wildcard", []string{"e*"}, nil, []string{"mcp__srv__echo", "mcp__srv__empty", "mcp__srv__env"}, 1},
+		{"disabled after enabled", []string{"e*"}, []string{"env", "emp?y"}, []string{"mcp__srv__echo"}, 3},
+		{"disabled only", nil, []string{"add"}, []string{"mcp__srv__echo", "mcp__srv__empty", "mcp__srv__env"}, 1},
+		{"nothing left", []string{"nope"}, nil, nil, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			hx := newHarness(t)
+			cfg := map[string]any{}
+			if tc.enabled != nil {
+				cfg["enabledTools"] = tc.enabled
+			}
+			if tc.disabled != nil {
+				cfg["disabledTools"] = tc.disabled
+			}
+			hx.mustLoad(yml(hx.stdio("a", "srv", cfg, "--only", "echo,add,empty,env")))
+			hx.wantState("a", host.Ready)
+			hx.wantNames("mcp__", tc.want...)
+			if st := hx.status("a"); st.HiddenTools != tc.hidden || st.ToolCount != len(tc.want) {
+				t.Fatalf("status: %d tools, %d hidden; want %d, %d", st.ToolCount, st.HiddenTools, len(tc.want), tc.hidden)
+			}
+		})
+	}
+}
+
+func TestStdioResultBudget(t *testing.T) {
+	t.Parallel()
+	hx := newHarness(t)
+	// 8 bytes: "echo: hi" fits; in "echo: héllo" the 8th byte is inside é.
+	hx.mustLoad(yml(hx.stdio("a", "srv", map[string]any{"maxResultBytes": 8}, "--only", "echo,big")))
+	hx.wantCall("mcp__srv__echo", `{"message":"hi"}`, "echo: hi", false)
+	hx.wantCall("mcp__srv__echo", `{"message":"héllo wörld"}`, "echo: h\n[result truncated: 7 of 19 bytes shown (maxResultBytes)]", false)
+}
