@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	goruntime "runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -136,7 +135,6 @@ func startStdio(command string, args, env []string, dir string, log *slog.Logger
 	c.workers.Add(4)
 	go func() {
 		defer c.workers.Done()
-		awaitExit(cmd.Process.Pid)
 		c.exitErr = cmd.Wait()
 		close(c.exited)
 	}()
@@ -481,37 +479,6 @@ func (c *stdioConn) readStderr(r io.ReadCloser) {
 			return
 		}
 	}
-}
-
-// awaitExit returns once process pid has exited. On Linux it waits on the
-// network poller, through a pidfd, so that a running server does not hold an
-// OS thread blocked in waitid (cmd.Wait then returns at once): one thread
-// fewer per connection, and less work when many servers start together.
-// Where that is not possible it returns at once, and Wait blocks as it
-// always did.
-func awaitExit(pid int) {
-	if goruntime.GOOS != "linux" {
-		return
-	}
-	// pidfd_open(2) (Linux 5.10 for PIDFD_NONBLOCK) is system call 434 on
-	// every architecture; package syscall predates it.
-	const sysPidfdOpen, pidfdNonblock = 434, syscall.O_NONBLOCK
-	fd, _, errno := syscall.Syscall(sysPidfdOpen, uintptr(pid), pidfdNonblock, 0)
-	if errno != 0 {
-		return
-	}
-	f := os.NewFile(fd, "pidfd")
-	defer f.Close()
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return
-	}
-	waited := false
-	_ = rc.Read(func(uintptr) bool {
-		done := waited
-		waited = true
-		return done // false at first: wait until the pidfd is readable, that is, the process exited
-	})
 }
 
 // exitReason builds the error of a connection that ended with stdout: the
