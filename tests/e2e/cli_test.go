@@ -679,7 +679,7 @@ func TestLogFormatJSON(t *testing.T) {
 		if code := s.waitExit(); code != 0 {
 			t.Fatalf("exit code %d\n%s", code, s.dump())
 		}
-		check(t, s.err.text())
+		check(t, s.err.Text())
 	})
 }
 

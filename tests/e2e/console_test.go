@@ -55,7 +55,7 @@ func TestConsoleSession(t *testing.T) {
 		t.Errorf("/call mcp__demo__calc printed %q\n%s", got, s.dump())
 	}
 	// Only the new entry started: fx and echo were left alone.
-	for _, l := range s.err.slice(mark, ready+1) {
+	for _, l := range s.err.Slice(mark, ready+1) {
 		if strings.HasPrefix(l, "harness: fx ") || strings.HasPrefix(l, "harness: echo ") || strings.Contains(l, "removed") {
 			t.Errorf("an unchanged entry was touched by the edit: %q\n%s", l, s.dump())
 		}
@@ -130,7 +130,7 @@ func TestConsoleEOF(t *testing.T) {
 		if code := s.waitExit(); code != 0 {
 			t.Fatalf("EOF: exit code %d, want 0\n%s", code, s.dump())
 		}
-		if !contains(s.out.slice(s.cursor, s.out.len()), "slept") {
+		if !contains(s.out.Slice(s.cursor, s.out.Len()), "slept") {
 			t.Fatalf("the call in flight at EOF did not finish\n%s", s.dump())
 		}
 	})

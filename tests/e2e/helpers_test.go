@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -14,107 +13,18 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/harness-go/harness/internal/proctest"
 )
 
 // stream collects the lines a process writes to one of its pipes, and lets
 // a test wait for a line with a deadline.
-type stream struct {
-	name    string
-	mu      sync.Mutex
-	lines   []string
-	closed  bool
-	changed chan struct{} // closed and replaced on every change
-}
+type stream = proctest.Lines
 
-func newStream(name string, r io.Reader) *stream {
-	s := &stream{name: name, changed: make(chan struct{})}
-	go s.read(r)
-	return s
-}
-
-func (s *stream) read(r io.Reader) {
-	br := bufio.NewReader(r)
-	for {
-		line, err := br.ReadString('\n')
-		if line != "" {
-			s.mu.Lock()
-			s.lines = append(s.lines, strings.TrimSuffix(line, "\n"))
-			s.notifyLocked()
-			s.mu.Unlock()
-		}
-		if err != nil {
-			s.mu.Lock()
-			s.closed = true
-			s.notifyLocked()
-			s.mu.Unlock()
-			return
-		}
-	}
-}
-
-func (s *stream) notifyLocked() {
-	close(s.changed)
-	s.changed = make(chan struct{})
-}
-
-// len is the number of lines read so far.
-func (s *stream) len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.lines)
-}
-
-// slice returns lines [from, to).
-func (s *stream) slice(from, to int) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.lines[from:to]...)
-}
-
-func (s *stream) text() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return strings.Join(s.lines, "\n")
-}
-
-// find returns the index of the first line at or after from that matches,
-// waiting up to d for it. ok is false on timeout or when the stream ended.
-func (s *stream) find(from int, d time.Duration, match func(string) bool) (int, bool) {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	for {
-		s.mu.Lock()
-		for i := from; i < len(s.lines); i++ {
-			if match(s.lines[i]) {
-				s.mu.Unlock()
-				return i, true
-			}
-		}
-		from = max(from, len(s.lines))
-		closed, changed := s.closed, s.changed
-		s.mu.Unlock()
-		if closed {
-			return -1, false
-		}
-		select {
-		case <-changed:
-		case <-timer.C:
-			return -1, false
-		}
-	}
-}
-
-// waitClosed waits up to d for the writer to close the pipe.
-func (s *stream) waitClosed(d time.Duration) bool {
-	_, ok := s.find(0, d, func(string) bool { return false })
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return !ok && s.closed
-}
+func newStream(r io.Reader) *stream { return proctest.ReadLines(r, 0) }
 
 func equals(want string) func(string) bool { return func(l string) bool { return l == want } }
 func hasPrefix(p string) func(string) bool {
@@ -172,8 +82,8 @@ func startSession(t *testing.T, rc runConfig, args ...string) *session {
 	outW.Close()
 	errW.Close()
 	s := &session{t: t, cmd: cmd, stdin: stdin, exited: make(chan struct{})}
-	s.out = newStream("stdout", outR)
-	s.err = newStream("stderr", errR)
+	s.out = newStream(outR)
+	s.err = newStream(errR)
 	go func() {
 		defer close(s.exited)
 		err := cmd.Wait()
@@ -194,13 +104,13 @@ func startSession(t *testing.T, rc runConfig, args ...string) *session {
 		cancel()
 		outR.Close()
 		errR.Close()
-		checkNoRace(t, s.err.text())
+		checkNoRace(t, s.err.Text())
 	})
 	return s
 }
 
 func (s *session) dump() string {
-	return fmt.Sprintf("--- stdout ---\n%s\n--- stderr ---\n%s", s.out.text(), s.err.text())
+	return fmt.Sprintf("--- stdout ---\n%s\n--- stderr ---\n%s", s.out.Text(), s.err.Text())
 }
 
 // send writes text to the console's stdin.
@@ -216,15 +126,15 @@ func (s *session) send(text string) {
 func (s *session) do(command string) []string {
 	s.t.Helper()
 	s.send(command + "\n/help\n")
-	start, ok := s.out.find(s.cursor, waitTimeout, equals("commands:"))
+	start, ok := s.out.Find(s.cursor, waitTimeout, equals("commands:"))
 	if !ok {
 		s.t.Fatalf("no output fence after %q\n%s", command, s.dump())
 	}
-	end, ok := s.out.find(start, waitTimeout, hasPrefix("  /quit"))
+	end, ok := s.out.Find(start, waitTimeout, hasPrefix("  /quit"))
 	if !ok {
 		s.t.Fatalf("/help output incomplete after %q\n%s", command, s.dump())
 	}
-	got := s.out.slice(s.cursor, start)
+	got := s.out.Slice(s.cursor, start)
 	s.cursor = end + 1
 	return got
 }
@@ -239,7 +149,7 @@ func (s *session) mark() int {
 	s.marks++
 	token := fmt.Sprintf("/e2e-mark-%d", s.marks)
 	s.send(token + "\n")
-	i, ok := s.err.find(0, waitTimeout, containsAll(`"`+token+`"`))
+	i, ok := s.err.Find(0, waitTimeout, containsAll(`"`+token+`"`))
 	if !ok {
 		s.t.Fatalf("the console did not report the unknown command %s on stderr\n%s", token, s.dump())
 	}
@@ -250,7 +160,7 @@ func (s *session) mark() int {
 // the line's index.
 func (s *session) waitErr(from int, what string, match func(string) bool) int {
 	s.t.Helper()
-	i, ok := s.err.find(from, waitTimeout, match)
+	i, ok := s.err.Find(from, waitTimeout, match)
 	if !ok {
 		s.t.Fatalf("no stderr line %s\n%s", what, s.dump())
 	}
@@ -266,9 +176,12 @@ func (s *session) waitExit() int {
 	case <-time.After(waitTimeout):
 		s.t.Fatalf("the harness did not exit within %s\n%s", waitTimeout, s.dump())
 	}
-	for _, st := range []*stream{s.out, s.err} {
-		if !st.waitClosed(10 * time.Second) {
-			s.t.Fatalf("the harness exited but its %s stayed open (a leaked process holds it)\n%s", st.name, s.dump())
+	for _, p := range []struct {
+		name string
+		st   *stream
+	}{{"stdout", s.out}, {"stderr", s.err}} {
+		if !p.st.WaitClosed(10 * time.Second) {
+			s.t.Fatalf("the harness exited but its %s stayed open (a leaked process holds it)\n%s", p.name, s.dump())
 		}
 	}
 	return s.code
@@ -366,7 +279,7 @@ func startServer(t *testing.T, env []string, command string, args ...string) *se
 	}
 	outW.Close()
 	errW.Close()
-	s := &server{cmd: cmd, out: newStream("stdout", outR), err: newStream("stderr", errR), exited: make(chan struct{})}
+	s := &server{cmd: cmd, out: newStream(outR), err: newStream(errR), exited: make(chan struct{})}
 	go func() { cmd.Wait(); close(s.exited) }()
 	t.Cleanup(func() {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
@@ -383,7 +296,7 @@ func startServer(t *testing.T, env []string, command string, args ...string) *se
 }
 
 func (s *server) dump() string {
-	return fmt.Sprintf("--- server stdout ---\n%s\n--- server stderr ---\n%s", s.out.text(), s.err.text())
+	return fmt.Sprintf("--- server stdout ---\n%s\n--- server stderr ---\n%s", s.out.Text(), s.err.Text())
 }
 
 // startFixtureHTTP starts our fixture over Streamable HTTP and returns its
@@ -391,11 +304,11 @@ func (s *server) dump() string {
 func startFixtureHTTP(t *testing.T, args ...string) string {
 	t.Helper()
 	s := startServer(t, nil, fixtureBin, append([]string{"--http", "127.0.0.1:0"}, args...)...)
-	i, ok := s.out.find(0, waitTimeout, hasPrefix("listening "))
+	i, ok := s.out.Find(0, waitTimeout, hasPrefix("listening "))
 	if !ok {
 		t.Fatalf("the HTTP fixture did not announce its URL\n%s", s.dump())
 	}
-	return strings.TrimPrefix(s.out.slice(i, i+1)[0], "listening ")
+	return strings.TrimPrefix(s.out.Slice(i, i+1)[0], "listening ")
 }
 
 // freePort returns a TCP port on 127.0.0.1 that was free a moment ago.

@@ -9,9 +9,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/harness-go/harness/internal/proctest"
 )
 
 // The binaries TestMain builds, and the module root they come from.
@@ -31,7 +32,7 @@ const waitTimeout = 60 * time.Second
 func TestMain(m *testing.M) { os.Exit(testMain(m)) }
 
 func testMain(m *testing.M) int {
-	root, err := moduleRoot()
+	root, err := proctest.ModuleRoot()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
@@ -53,18 +54,6 @@ func testMain(m *testing.M) int {
 	return m.Run()
 }
 
-func moduleRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %v", err)
-	}
-	gomod := strings.TrimSpace(string(out))
-	if gomod == "" || gomod == os.DevNull {
-		return "", errors.New("not inside the harness module")
-	}
-	return filepath.Dir(gomod), nil
-}
-
 // buildBinaries builds the harness (with -race when the tests run with it)
 // and the two servers, concurrently.
 func buildBinaries(root, dir string) error {
@@ -75,27 +64,8 @@ func buildBinaries(root, dir string) error {
 		harnessArgs = append(harnessArgs, "-race")
 	}
 	harnessArgs = append(harnessArgs, "-o", filepath.Join(dir, "harness"), "./cmd/harness")
-	builds := [][]string{
-		harnessArgs,
-		{"build", "-o", dir + string(filepath.Separator), "./cmd/mcp-demo", "./tests/fixtures/mcpfixture"},
-	}
-	errs := make([]error, len(builds))
-	var wg sync.WaitGroup
-	for i, args := range builds {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cmd := exec.CommandContext(ctx, "go", args...)
-			cmd.Dir = root
-			var out bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &out
-			if err := cmd.Run(); err != nil {
-				errs[i] = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out.Bytes())
-			}
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return proctest.GoBuild(ctx, root, harnessArgs,
+		[]string{"build", "-o", dir + string(filepath.Separator), "./cmd/mcp-demo", "./tests/fixtures/mcpfixture"})
 }
 
 // result is what one harness command did.

@@ -1,7 +1,6 @@
 package faults
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -16,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/harness-go/harness/internal/proctest"
 )
 
 // waitTimeout bounds one wait for an expected line or event: far above any
@@ -24,116 +25,13 @@ const waitTimeout = 60 * time.Second
 
 // lines collects what a process writes to one pipe, line by line, and lets
 // a test wait for a line.
-type lines struct {
-	name   string
-	mu     sync.Mutex
-	all    []string
-	closed bool
-	wake   chan struct{} // closed and replaced at every change
-}
+type lines = proctest.Lines
 
 // maxKept bounds what lines keeps of one line: a harness that prints a
 // huge text must not make the test itself hold it.
 const maxKept = 64 << 10
 
-func readLines(name string, r io.Reader) *lines {
-	l := &lines{name: name, wake: make(chan struct{})}
-	go func() {
-		br := bufio.NewReaderSize(r, 64<<10)
-		for {
-			s, err := readCapped(br, maxKept)
-			l.mu.Lock()
-			if s != "" {
-				l.all = append(l.all, strings.TrimSuffix(s, "\n"))
-			}
-			if err != nil {
-				l.closed = true
-			}
-			close(l.wake)
-			l.wake = make(chan struct{})
-			l.mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
-	return l
-}
-
-// readCapped reads one line and keeps at most n bytes of it; a longer line
-// is cut, with a note of its length.
-func readCapped(br *bufio.Reader, n int) (string, error) {
-	var kept []byte
-	total := 0
-	for {
-		chunk, err := br.ReadSlice('\n')
-		total += len(chunk)
-		if room := n - len(kept); room > 0 {
-			kept = append(kept, chunk[:min(room, len(chunk))]...)
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if total > n {
-			return fmt.Sprintf("%s… (a line of %d bytes)", strings.TrimSuffix(string(kept), "\n"), total), err
-		}
-		return string(kept), err
-	}
-}
-
-// len is the number of lines read so far.
-func (l *lines) len() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.all)
-}
-
-func (l *lines) text() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Join(l.all, "\n")
-}
-
-func (l *lines) slice(from int) []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.all[min(from, len(l.all)):]...)
-}
-
-// find returns the index of the first line at or after from that matches,
-// waiting up to d. ok is false if the time ran out or the pipe closed first.
-func (l *lines) find(from int, d time.Duration, match func(string) bool) (int, bool) {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	for {
-		l.mu.Lock()
-		for i := from; i < len(l.all); i++ {
-			if match(l.all[i]) {
-				l.mu.Unlock()
-				return i, true
-			}
-		}
-		from = max(from, len(l.all))
-		closed, wake := l.closed, l.wake
-		l.mu.Unlock()
-		if closed {
-			return -1, false
-		}
-		select {
-		case <-wake:
-		case <-timer.C:
-			return -1, false
-		}
-	}
-}
-
-// waitClosed waits up to d for the writer side to close.
-func (l *lines) waitClosed(d time.Duration) bool {
-	l.find(0, d, func(string) bool { return false })
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.closed
-}
+func readLines(r io.Reader) *lines { return proctest.ReadLines(r, maxKept) }
 
 func has(parts ...string) func(string) bool {
 	return func(s string) bool {
@@ -285,7 +183,7 @@ func start(t *testing.T, bin, dir string, env []string, args ...string) *session
 	}
 	outW.Close()
 	errW.Close()
-	s := &session{t: t, cmd: cmd, stdin: stdin, out: readLines("stdout", outR), err: readLines("stderr", errR), exited: make(chan struct{})}
+	s := &session{t: t, cmd: cmd, stdin: stdin, out: readLines(outR), err: readLines(errR), exited: make(chan struct{})}
 	go func() {
 		err := cmd.Wait()
 		s.exitAt = time.Now()
@@ -308,7 +206,7 @@ func start(t *testing.T, bin, dir string, env []string, args ...string) *session
 		}
 		outR.Close()
 		errR.Close()
-		noRaceOrPanic(t, s.err.text())
+		noRaceOrPanic(t, s.err.Text())
 	})
 	return s
 }
@@ -316,7 +214,7 @@ func start(t *testing.T, bin, dir string, env []string, args ...string) *session
 func (s *session) pid() int { return s.cmd.Process.Pid }
 
 func (s *session) dump() string {
-	return fmt.Sprintf("--- stdout ---\n%s\n--- stderr ---\n%s", clip(s.out.text(), 4000), clip(s.err.text(), 12000))
+	return fmt.Sprintf("--- stdout ---\n%s\n--- stderr ---\n%s", clip(s.out.Text(), 4000), clip(s.err.Text(), 12000))
 }
 
 // send writes console input.
@@ -348,7 +246,7 @@ func (s *session) signal(sig syscall.Signal) time.Time {
 // waitErr waits for a stderr line at or after from.
 func (s *session) waitErr(from int, what string, match func(string) bool) int {
 	s.t.Helper()
-	i, ok := s.err.find(from, waitTimeout, match)
+	i, ok := s.err.Find(from, waitTimeout, match)
 	if !ok {
 		s.t.Fatalf("no stderr line %s\n%s", what, s.dump())
 	}
@@ -369,21 +267,21 @@ func (s *session) do(command string) []string {
 // tryDo is do for goroutines other than the test's: it returns an error
 // instead of failing the test.
 func (s *session) tryDo(command string) ([]string, error) {
-	from := s.out.len()
+	from := s.out.Len()
 	s.inMu.Lock()
 	_, err := io.WriteString(s.stdin, command+"\n/help\n")
 	s.inMu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("writing %q to the console: %v", command, err)
 	}
-	start, ok := s.out.find(from, waitTimeout, func(l string) bool { return l == "commands:" })
+	start, ok := s.out.Find(from, waitTimeout, func(l string) bool { return l == "commands:" })
 	if !ok {
 		return nil, fmt.Errorf("no output fence after %q", command)
 	}
-	if _, ok := s.out.find(start, waitTimeout, prefix("  /quit")); !ok {
+	if _, ok := s.out.Find(start, waitTimeout, prefix("  /quit")); !ok {
 		return nil, fmt.Errorf("the /help after %q is incomplete", command)
 	}
-	return s.out.slice(from)[:start-from], nil
+	return s.out.From(from)[:start-from], nil
 }
 
 // waitExit waits for the harness to exit and for its pipes to close (a
@@ -395,9 +293,12 @@ func (s *session) waitExit() int {
 	case <-time.After(waitTimeout):
 		s.t.Fatalf("the harness did not exit within %s\n%s", waitTimeout, s.dump())
 	}
-	for _, l := range []*lines{s.out, s.err} {
-		if !l.waitClosed(10 * time.Second) {
-			s.t.Fatalf("the harness exited but its %s stayed open: a process it started holds it\n%s", l.name, s.dump())
+	for _, p := range []struct {
+		name string
+		l    *lines
+	}{{"stdout", s.out}, {"stderr", s.err}} {
+		if !p.l.WaitClosed(10 * time.Second) {
+			s.t.Fatalf("the harness exited but its %s stayed open: a process it started holds it\n%s", p.name, s.dump())
 		}
 	}
 	return s.code
@@ -491,13 +392,13 @@ func newFifoLog(t *testing.T, dir, name string) *fifoLog {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	return &fifoLog{path: path, lines: readLines(name, f)}
+	return &fifoLog{path: path, lines: readLines(f)}
 }
 
 // waitMethod waits until the fixture received a message with this method.
 func (f *fifoLog) waitMethod(t *testing.T, method string) {
 	t.Helper()
-	if _, ok := f.find(0, waitTimeout, has(`"method":"`+method+`"`)); !ok {
-		t.Fatalf("the fixture never received %s; it received:\n%s", method, f.text())
+	if _, ok := f.Find(0, waitTimeout, has(`"method":"`+method+`"`)); !ok {
+		t.Fatalf("the fixture never received %s; it received:\n%s", method, f.Text())
 	}
 }

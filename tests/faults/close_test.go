@@ -119,7 +119,7 @@ func TestStubbornServerDisposedWhileRunning(t *testing.T) {
 
 	// /restart: the old group goes, a new server comes.
 	old := spawnAndRead()
-	from := s.err.len()
+	from := s.err.Len()
 	at := time.Now()
 	if got := s.do("/restart stub"); len(got) != 1 || got[0] != "restarting stub" {
 		t.Fatalf("/restart printed %q\n%s", got, s.dump())
@@ -135,7 +135,7 @@ func TestStubbornServerDisposedWhileRunning(t *testing.T) {
 
 	// An edit that removes it.
 	cur := spawnAndRead()
-	from = s.err.len()
+	from = s.err.Len()
 	at = time.Now()
 	writeConfig(t, dir, cordis(ok))
 	s.waitErr(from, `"stub stopped"`, prefix("harness: stub stopped"))
@@ -181,7 +181,7 @@ func TestStubbornServersRemovedByOneEdit(t *testing.T) {
 		pids = append(pids, readPIDs(t, f)...)
 	}
 
-	from := s.err.len()
+	from := s.err.Len()
 	at := time.Now()
 	writeConfig(t, dir, cordis(ok))
 	// The console answers while the servers are being stopped.

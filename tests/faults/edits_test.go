@@ -314,11 +314,11 @@ func TestRandomEditsUnderLoad(t *testing.T) {
 	lastRefusal := -1 // the stderr line after the last refusal, if the last edit was refused
 	for i := 1; i <= editCount; i++ {
 		content, want, what := ed.next(dir)
-		from := s.err.len()
+		from := s.err.Len()
 		if lastRefusal >= 0 {
 			// Nothing changed since the last refusal: no entry stopped or
 			// started.
-			for _, l := range s.err.slice(lastRefusal) {
+			for _, l := range s.err.From(lastRefusal) {
 				if strings.HasSuffix(l, " stopped") || strings.HasSuffix(l, " starting") {
 					t.Errorf("after a refused edit, %q", l)
 				}
@@ -331,14 +331,14 @@ func TestRandomEditsUnderLoad(t *testing.T) {
 				t.Fatal(err)
 			}
 			j := s.waitErr(from, "refusing a deleted cordis.yml", refusal)
-			if l := s.err.slice(j)[0]; !strings.Contains(l, "no such file") {
+			if l := s.err.From(j)[0]; !strings.Contains(l, "no such file") {
 				t.Errorf("deleting cordis.yml: %q", l)
 			}
-			from = s.err.len()
+			from = s.err.Len()
 		}
 		writeConfig(t, dir, content)
 		j := s.waitErr(from, fmt.Sprintf("after edit %d (%s)", i, what), reload)
-		line := s.err.slice(j)[0]
+		line := s.err.From(j)[0]
 		got := wantApplied
 		if refusal(line) {
 			got = wantRefused
@@ -365,13 +365,13 @@ func TestRandomEditsUnderLoad(t *testing.T) {
 	}
 
 	// Finally a known file: the stable entry and one new server.
-	from := s.err.len()
+	from := s.err.Len()
 	writeConfig(t, dir, ed.stable()+cordis(stdioEnt("final", "final", "--only", "echo", "--name", "churn "+dir)))
 	s.waitErr(from, `"final ready"`, prefix("harness: final ready"))
 	if got := s.do("/tools"); strings.Join(got, "\n") != "mcp__final__echo  Echo a message back.\nmcp__stable__echo  Echo a message back." {
 		t.Errorf("/tools after the last edit:\n%s", strings.Join(got, "\n"))
 	}
-	if n := strings.Count(s.err.text(), "harness: stable starting"); n != 1 {
+	if n := strings.Count(s.err.Text(), "harness: stable starting"); n != 1 {
 		t.Errorf("the stable entry started %d times", n)
 	}
 	if pid := readPIDs(t, ed.stablePID)[0]; pid != stablePID || dead(pid) {
@@ -381,7 +381,7 @@ func TestRandomEditsUnderLoad(t *testing.T) {
 	if pids := waitProcsMentioning("churn "+dir, 1, closeBound); len(pids) != 1 {
 		t.Errorf("want only the final churn server running, found %s", describeProcs(pids))
 	}
-	if strings.Contains(s.err.text(), "unknown tool") {
+	if strings.Contains(s.err.Text(), "unknown tool") {
 		t.Errorf("a call found no tool:\n%s", s.dump())
 	}
 	s.send("/quit\n")

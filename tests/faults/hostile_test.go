@@ -94,7 +94,7 @@ func TestHostileEditsToARunningHarness(t *testing.T) {
 		if tc.ok {
 			continue
 		}
-		from := s.err.len()
+		from := s.err.Len()
 		at := time.Now()
 		writeConfig(t, dir, tc.content)
 		s.waitErr(from, "refusing "+tc.name, prefix("harness: reload refused"))

@@ -1,19 +1,16 @@
 package faults
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/harness-go/harness/internal/proctest"
 )
 
 // The binaries TestMain builds.
@@ -37,13 +34,12 @@ func TestMain(m *testing.M) {
 }
 
 func testMain(m *testing.M) int {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	gomod := strings.TrimSpace(string(out))
-	if err != nil || gomod == "" || gomod == os.DevNull {
-		fmt.Fprintln(os.Stderr, "faults: not inside the harness module:", err)
+	root, err := proctest.ModuleRoot()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "faults:", err)
 		return 1
 	}
-	repoRoot = filepath.Dir(gomod)
+	repoRoot = root
 	dir, err := os.MkdirTemp("", "harness-faults-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "faults:", err)
@@ -65,7 +61,9 @@ func testMain(m *testing.M) int {
 	} else {
 		builds = append(builds, []string{"build", "-o", harnessBin, "./cmd/harness"})
 	}
-	if err := goBuild(builds); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if err := proctest.GoBuild(ctx, repoRoot, builds...); err != nil {
 		fmt.Fprintln(os.Stderr, "faults:", err)
 		return 1
 	}
@@ -79,27 +77,4 @@ func testMain(m *testing.M) int {
 		}
 	}
 	return code
-}
-
-// goBuild runs the builds concurrently in the module root.
-func goBuild(builds [][]string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	errs := make([]error, len(builds))
-	var wg sync.WaitGroup
-	for i, args := range builds {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cmd := exec.CommandContext(ctx, "go", args...)
-			cmd.Dir = repoRoot
-			var out bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &out
-			if err := cmd.Run(); err != nil {
-				errs[i] = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out.Bytes())
-			}
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
 }

@@ -96,7 +96,7 @@ func TestSecretsInHTTPErrorPages(t *testing.T) {
 	s.do("/status")
 	s.send("/quit\n")
 	s.waitExit()
-	runs = append(runs, result{args: []string{"run", "--log-level", "debug"}, stdout: s.out.text(), stderr: s.err.text()})
+	runs = append(runs, result{args: []string{"run", "--log-level", "debug"}, stdout: s.out.Text(), stderr: s.err.Text()})
 
 	for _, r := range runs {
 		noSecrets(t, "stdout of `harness "+strings.Join(r.args, " ")+"`", r.stdout, secrets...)

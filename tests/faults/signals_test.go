@@ -82,7 +82,7 @@ func TestSignals(t *testing.T) {
 			if took > closeBound {
 				t.Errorf("the harness exited %s after %s (bound %s)", took.Round(time.Millisecond), tc.sig, closeBound)
 			}
-			if tc.says != "" && !strings.Contains(s.out.text()+s.err.text(), tc.says) {
+			if tc.says != "" && !strings.Contains(s.out.Text()+s.err.Text(), tc.says) {
 				t.Errorf("nothing says %q\n%s", tc.says, s.dump())
 			}
 			if alive := waitDead(pids, time.Second); len(alive) > 0 {
