@@ -390,7 +390,7 @@ func TestConfigErrorsThroughHost(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ParseFile: %v", err)
 			}
-			_, err = hx.h.Load(context.Background(), f)
+			_, err = hx.H.Load(context.Background(), f)
 			var le *host.LoadError
 			if !errors.As(err, &le) {
 				t.Fatalf("Load = %v, want a *host.LoadError", err)
@@ -399,8 +399,8 @@ func TestConfigErrorsThroughHost(t *testing.T) {
 			if !slices.Equal(got, tc.want) {
 				t.Fatalf("problems:\n got %q\nwant %q\nin\n%s", got, tc.want, src)
 			}
-			if snap := hx.h.Snapshot(); len(snap) != 0 {
-				t.Fatalf("a refused file started entries: %s", hx.states())
+			if snap := hx.H.Snapshot(); len(snap) != 0 {
+				t.Fatalf("a refused file started entries: %s", hx.States())
 			}
 			// host.Check (harness validate) reports the same.
 			r := checkFile(t, src, nil)

@@ -239,12 +239,12 @@ func TestHTTPFixture(t *testing.T) {
 	hx.wantCall("mcp__web__image", `{}`, "here is an image\n[image: image/png, content discarded]", false)
 	hx.wantCall("mcp__web__hologram", `{}`, "[unsupported content type: hologram]\nvisible", false)
 	hx.wantCall("mcp__web__echo", `[1]`, "echo: ", false)
-	if tool, _ := hx.tools.Lookup("mcp__web__schema_verbatim"); string(tool.Parameters) != fixture.SchemaVerbatim {
+	if tool, _ := hx.Tools.Lookup("mcp__web__schema_verbatim"); string(tool.Parameters) != fixture.SchemaVerbatim {
 		t.Fatalf("schema over HTTP: %s", tool.Parameters)
 	}
 
 	// The headers tool lists what the call arrived with.
-	res := hx.call("mcp__web__headers", `{}`)
+	res := hx.Call("mcp__web__headers", `{}`)
 	var headers map[string][]string
 	if err := json.Unmarshal([]byte(res.Text), &headers); err != nil {
 		t.Fatalf("headers: %+v", res)
@@ -255,7 +255,7 @@ func TestHTTPFixture(t *testing.T) {
 	wantHeaders(t, p, map[string]string{"X-Api-Key": "k-123", "Authorization": "Bearer tok-abcdef"})
 
 	// list_changed (on the response stream of the call that caused it).
-	hx.call("mcp__web__set_tools", `{"add":["fresh"],"remove":["echo"]}`)
+	hx.Call("mcp__web__set_tools", `{"add":["fresh"],"remove":["echo"]}`)
 	hx.waitTools("the re-sync", func(names []string) bool {
 		return slices.Contains(names, "mcp__web__fresh") && !slices.Contains(names, "mcp__web__echo")
 	})
@@ -266,7 +266,7 @@ func TestHTTPFixture(t *testing.T) {
 		st.Server == nil || st.Server.Name != "mcpfixture" || st.ProtocolVersion != "2025-11-25" || st.PID != 0 || st.Phase != "connected" {
 		t.Fatalf("status %+v", st)
 	}
-	text := strings.Join(st.StatusLines(), "\n") + hx.log.String()
+	text := strings.Join(st.StatusLines(), "\n") + hx.Log.String()
 	for _, secret := range []string{"tok-abcdef", "k-123"} {
 		if strings.Contains(text, secret) {
 			t.Errorf("%q appears in the status or the log", secret)
@@ -280,7 +280,7 @@ func TestHTTPFixtureWithoutTheRequiredHeader(t *testing.T) {
 	hx := newHarness(t)
 	hx.mustLoad(yml(httpEntry("w", "web", p.URL, map[string]any{"headers": map[string]string{"Authorization": "Bearer wrong-token"}})))
 	e := hx.wantState("w", host.Failed, "connect: mcp-client(web): initialize:")
-	if strings.Contains(e.Error, "wrong-token") || strings.Contains(hx.log.String(), "wrong-token") {
+	if strings.Contains(e.Error, "wrong-token") || strings.Contains(hx.Log.String(), "wrong-token") {
 		t.Fatalf("the token shows: %q", e.Error)
 	}
 }
@@ -299,7 +299,7 @@ func TestHTTPFixtureFaults(t *testing.T) {
 		for range 5 {
 			hx.wantCall("mcp__web__echo", `{"message":"again"}`, "echo: again", false)
 		}
-		if recs := hx.watch.find(msg("w", "the server ended the session; started a new one")); len(recs) == 0 {
+		if recs := hx.Logs.Find(msg("w", "the server ended the session; started a new one")); len(recs) == 0 {
 			t.Fatal("the session was never renewed")
 		}
 		inits := 0
@@ -320,7 +320,7 @@ func TestHTTPFixtureFaults(t *testing.T) {
 		hx.mustLoad(yml(httpEntry("w", "web", p.URL, nil)))
 		var failed, ok int
 		for range 8 {
-			res := hx.call("mcp__web__echo", `{"message":"x"}`)
+			res := hx.Call("mcp__web__echo", `{"message":"x"}`)
 			switch {
 			case res.IsError && strings.Contains(res.Text, "status 500"):
 				failed++
@@ -341,7 +341,7 @@ func TestHTTPFixtureFaults(t *testing.T) {
 		p := fixturePeer(t, fixture.Options{HTTPDropConnOn: "tools/call", Only: []string{"echo"}})
 		hx := newHarness(t)
 		hx.mustLoad(yml(httpEntry("w", "web", p.URL, nil)))
-		res := hx.call("mcp__web__echo", `{"message":"x"}`)
+		res := hx.Call("mcp__web__echo", `{"message":"x"}`)
 		if !res.IsError || !strings.HasPrefix(res.Text, "Error: ") {
 			t.Fatalf("result %+v", res)
 		}
@@ -354,7 +354,7 @@ func TestHTTPFixtureFaults(t *testing.T) {
 		hx := newHarness(t)
 		hx.mustLoad(yml(httpEntry("w", "web", p.URL, map[string]any{"toolCallTimeoutMs": 200})))
 		hx.wantCall("mcp__web__sleep", `{"ms":30000}`, `Error: "sleep" timed out after 200ms (toolCallTimeoutMs)`, true)
-		res := hx.call("mcp__web__cancellations", `{"waitMs":100}`)
+		res := hx.Call("mcp__web__cancellations", `{"waitMs":100}`)
 		var got struct{ Cancelled []json.RawMessage }
 		if err := json.Unmarshal([]byte(res.Text), &got); err != nil || len(got.Cancelled) != 1 {
 			t.Fatalf("cancellations: %+v", res)
@@ -437,11 +437,11 @@ func TestHTTPMcpGo(t *testing.T) {
 			// the call succeeds.
 			p.gone404.Store(1)
 			hx.wantCall("mcp__go__echo", `{"message":"after 404"}`, "echo: after 404", false)
-			hx.watch.wait(t, "the new session", 1, msg("g", "the server ended the session; started a new one"))
+			hx.Logs.Wait(t, waitTimeout, "the new session", 1, msg("g", "the server ended the session; started a new one"))
 
 			// 500: an error result; the entry and its tools stay.
 			p.fail500.Store(1)
-			res := hx.call("mcp__go__echo", `{"message":"x"}`)
+			res := hx.Call("mcp__go__echo", `{"message":"x"}`)
 			if !res.IsError || !strings.Contains(res.Text, "status 500") {
 				t.Fatalf("result %+v", res)
 			}
@@ -449,7 +449,7 @@ func TestHTTPMcpGo(t *testing.T) {
 
 			// A dropped connection: an error result.
 			p.dropConn.Store(1)
-			if res := hx.call("mcp__go__echo", `{"message":"x"}`); !res.IsError {
+			if res := hx.Call("mcp__go__echo", `{"message":"x"}`); !res.IsError {
 				t.Fatalf("result %+v", res)
 			}
 			hx.wantCall("mcp__go__echo", `{"message":"z"}`, "echo: z", false)

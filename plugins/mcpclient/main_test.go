@@ -2,11 +2,9 @@ package mcpclient
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,9 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/harness-go/harness/host"
-	"github.com/harness-go/harness/host/jsexpr"
-	"github.com/harness-go/harness/internal/testlog"
-	"github.com/harness-go/harness/plugins/tools"
+	"github.com/harness-go/harness/internal/hosttest"
 )
 
 // TestMain checks, after every test has run, that no goroutine is left
@@ -78,17 +74,12 @@ func fixtureBinary(t testing.TB) string {
 
 // harness is a real host with the tools service, the way the harness binary
 // runs plugins, plus what the tests need to look inside.
-type harness struct {
-	t     *testing.T
-	h     *host.Host
-	tools *tools.Registry
-	log   *testlog.Recorder // every record, as text
-	watch *logWatch         // records as they come, to wait on
-	dir   string            // the directory of cordis.yml
-	file  string            // cordis.yml's path
+// waitTimeout bounds one wait for an event: far above what any test needs.
+const waitTimeout = 20 * time.Second
 
-	envMu sync.Mutex
-	env   map[string]string // what !!js reads
+type harness struct {
+	*hosttest.Host
+	t *testing.T
 }
 
 // newHarness returns a host whose cordis.yml lives in a fresh directory. At
@@ -96,46 +87,22 @@ type harness struct {
 // pid file of that directory is gone.
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	log, rec := testlog.New(t)
-	watch := newLogWatch(log.Handler())
-	hx := &harness{t: t, tools: tools.New(), log: rec, watch: watch, dir: t.TempDir(), env: map[string]string{}}
-	hx.file = filepath.Join(hx.dir, "cordis.yml")
-	env := jsexpr.Env{Lookup: hx.lookup, Cwd: hx.dir}
-	hx.h = host.New(host.Options{Env: &env, Logger: slog.New(watch), DisposeTimeout: 15 * time.Second})
-	hx.h.Provide(tools.Service, hx.tools)
-	t.Cleanup(func() {
-		if err := hx.h.Close(context.Background()); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-		hx.checkNoProcesses()
-	})
+	hx := &harness{Host: hosttest.New(t, 15*time.Second), t: t}
+	hx.AfterClose(hx.checkNoProcesses)
 	return hx
-}
-
-func (hx *harness) lookup(name string) (string, bool) {
-	hx.envMu.Lock()
-	defer hx.envMu.Unlock()
-	v, ok := hx.env[name]
-	return v, ok
-}
-
-func (hx *harness) setenv(name, value string) {
-	hx.envMu.Lock()
-	defer hx.envMu.Unlock()
-	hx.env[name] = value
 }
 
 // pidFile returns a pid file path for a fixture, in the harness directory,
 // where the cleanup finds it.
 func (hx *harness) pidFile(name string) string {
-	return filepath.Join(hx.dir, "pids-"+name)
+	return filepath.Join(hx.Dir, "pids-"+name)
 }
 
 // checkNoProcesses checks that every process a fixture of this test wrote
 // into a pid file is gone.
 func (hx *harness) checkNoProcesses() {
 	hx.t.Helper()
-	files, _ := filepath.Glob(filepath.Join(hx.dir, "pids-*"))
+	files, _ := filepath.Glob(filepath.Join(hx.Dir, "pids-*"))
 	for _, f := range files {
 		for _, pid := range readPIDs(hx.t, f) {
 			if running(pid) {
@@ -218,14 +185,7 @@ func running(pid int) bool {
 // settled.
 func (hx *harness) load(src string) error {
 	hx.t.Helper()
-	if err := os.WriteFile(hx.file, []byte(src), 0o644); err != nil {
-		hx.t.Fatal(err)
-	}
-	f, err := host.ParseFile(hx.file, []byte(src))
-	if err != nil {
-		return err
-	}
-	if _, err := hx.h.Load(context.Background(), f); err != nil {
+	if err := hx.Load(src); err != nil {
 		return err
 	}
 	hx.settle()
@@ -241,43 +201,15 @@ func (hx *harness) mustLoad(src string) {
 
 func (hx *harness) settle() {
 	hx.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := hx.h.Settle(ctx); err != nil {
-		hx.t.Fatalf("settle: %v; %s", err, hx.states())
-	}
-}
-
-func (hx *harness) states() string {
-	var parts []string
-	for _, e := range hx.h.Snapshot() {
-		s := e.ID + "=" + e.State.String()
-		if e.Error != "" {
-			s += "(" + e.Error + ")"
-		}
-		parts = append(parts, s)
-	}
-	return strings.Join(parts, " ")
-}
-
-// entry returns the status of entry id.
-func (hx *harness) entry(id string) host.EntryStatus {
-	hx.t.Helper()
-	for _, e := range hx.h.Snapshot() {
-		if e.ID == id {
-			return e
-		}
-	}
-	hx.t.Fatalf("no entry %q: %s", id, hx.states())
-	return host.EntryStatus{}
+	hx.Settle(waitTimeout)
 }
 
 // status returns the mcp-client status of entry id.
 func (hx *harness) status(id string) *Status {
 	hx.t.Helper()
-	st, ok := hx.entry(id).Details.(*Status)
+	st, ok := hx.Entry(id).Details.(*Status)
 	if !ok {
-		hx.t.Fatalf("entry %q has no mcp-client status: %#v", id, hx.entry(id).Details)
+		hx.t.Fatalf("entry %q has no mcp-client status: %#v", id, hx.Entry(id).Details)
 	}
 	return st
 }
@@ -286,7 +218,7 @@ func (hx *harness) status(id string) *Status {
 // error contains every part).
 func (hx *harness) wantState(id string, s host.State, parts ...string) host.EntryStatus {
 	hx.t.Helper()
-	e := hx.entry(id)
+	e := hx.Entry(id)
 	if e.State != s {
 		hx.t.Fatalf("entry %q is %s (%s), want %s", id, e.State, e.Error, s)
 	}
@@ -301,75 +233,27 @@ func (hx *harness) wantState(id string, s host.State, parts ...string) host.Entr
 // waitState waits until entry id is in state s.
 func (hx *harness) waitState(id string, s host.State) host.EntryStatus {
 	hx.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	var got host.EntryStatus
-	err := hx.h.Wait(ctx, func(snap []host.EntryStatus) bool {
-		for _, e := range snap {
-			if e.ID == id {
-				got = e
-				return e.State == s
-			}
-		}
-		return false
-	})
-	if err != nil {
-		hx.t.Fatalf("waiting for %s to be %s: %v; %s", id, s, err, hx.states())
-	}
-	return got
+	return hx.WaitState(id, s, waitTimeout)
 }
 
 // waitTools waits until cond holds for the registered names.
 func (hx *harness) waitTools(what string, cond func(names []string) bool) {
 	hx.t.Helper()
-	waitRegistry(hx.t, hx.tools, what, cond)
-}
-
-func waitRegistry(t testing.TB, reg *tools.Registry, what string, cond func(names []string) bool) {
-	t.Helper()
-	timeout := time.NewTimer(20 * time.Second)
-	defer timeout.Stop()
-	for {
-		changed := reg.Changed()
-		if cond(reg.Names()) {
-			return
-		}
-		select {
-		case <-changed:
-		case <-timeout.C:
-			t.Fatalf("timed out waiting for %s; tools %q", what, reg.Names())
-		}
-	}
-}
-
-// names returns the registered names that start with prefix.
-func (hx *harness) names(prefix string) []string {
-	var out []string
-	for _, n := range hx.tools.Names() {
-		if strings.HasPrefix(n, prefix) {
-			out = append(out, n)
-		}
-	}
-	return out
+	hx.WaitTools(what, waitTimeout, cond)
 }
 
 func (hx *harness) wantNames(prefix string, want ...string) {
 	hx.t.Helper()
-	got := hx.names(prefix)
+	got := hx.Names(prefix)
 	if !slices.Equal(got, want) {
 		hx.t.Fatalf("tools %q, want %q", got, want)
 	}
 }
 
-func (hx *harness) call(name, args string) tools.Result {
-	hx.t.Helper()
-	return hx.tools.Execute(context.Background(), name, json.RawMessage(args))
-}
-
 // wantCall calls a tool and checks the model-visible result.
 func (hx *harness) wantCall(name, args, want string, isError bool) {
 	hx.t.Helper()
-	res := hx.call(name, args)
+	res := hx.Call(name, args)
 	if res.Text != want || res.IsError != isError {
 		hx.t.Fatalf("%s(%s) = %+v, want {%q isError=%v}", name, args, res, want, isError)
 	}
@@ -437,93 +321,9 @@ func httpEntry(id, server, url string, config map[string]any) cfg {
 
 // logWatch is a slog handler that passes records on to another and keeps
 // them, so a test can wait for a record instead of sleeping.
-type logWatch struct {
-	next  slog.Handler
-	attrs []slog.Attr
-	core  *logCore
-}
-
-type logCore struct {
-	mu      sync.Mutex
-	records []logRecord
-	changed chan struct{}
-}
-
 // logRecord is one record: level, message and every attribute, those of
 // Logger.With included, as text.
-type logRecord struct {
-	Level slog.Level
-	Msg   string
-	Attrs map[string]string
-}
-
-func newLogWatch(next slog.Handler) *logWatch {
-	return &logWatch{next: next, core: &logCore{changed: make(chan struct{})}}
-}
-
-func (w *logWatch) Enabled(ctx context.Context, l slog.Level) bool { return w.next.Enabled(ctx, l) }
-
-func (w *logWatch) Handle(ctx context.Context, r slog.Record) error {
-	err := w.next.Handle(ctx, r)
-	rec := logRecord{Level: r.Level, Msg: r.Message, Attrs: map[string]string{}}
-	for _, a := range w.attrs {
-		rec.Attrs[a.Key] = a.Value.String()
-	}
-	r.Attrs(func(a slog.Attr) bool {
-		rec.Attrs[a.Key] = a.Value.String()
-		return true
-	})
-	c := w.core
-	c.mu.Lock()
-	c.records = append(c.records, rec)
-	close(c.changed)
-	c.changed = make(chan struct{})
-	c.mu.Unlock()
-	return err
-}
-
-func (w *logWatch) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return &logWatch{next: w.next.WithAttrs(attrs), attrs: append(slices.Clip(w.attrs), attrs...), core: w.core}
-}
-
-func (w *logWatch) WithGroup(name string) slog.Handler {
-	return &logWatch{next: w.next.WithGroup(name), attrs: w.attrs, core: w.core}
-}
-
-// find returns the records that match.
-func (w *logWatch) find(match func(logRecord) bool) []logRecord {
-	c := w.core
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []logRecord
-	for _, r := range c.records {
-		if match(r) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// wait waits until n records match.
-func (w *logWatch) wait(t testing.TB, what string, n int, match func(logRecord) bool) []logRecord {
-	t.Helper()
-	timeout := time.NewTimer(20 * time.Second)
-	defer timeout.Stop()
-	for {
-		c := w.core
-		c.mu.Lock()
-		changed := c.changed
-		c.mu.Unlock()
-		if got := w.find(match); len(got) >= n {
-			return got
-		}
-		select {
-		case <-changed:
-		case <-timeout.C:
-			t.Fatalf("timed out waiting for %d log record(s): %s", n, what)
-		}
-	}
-}
+type logRecord = hosttest.Record
 
 // msg matches records with this message, from entry id if id is not empty.
 func msg(id, message string) func(logRecord) bool {

@@ -109,7 +109,7 @@ func TestListingProblems(t *testing.T) {
 			if !strings.HasPrefix(e.Error, tc.want) {
 				t.Fatalf("error %q, want %q", e.Error, tc.want)
 			}
-			if names := hx.tools.Names(); len(names) != 0 {
+			if names := hx.Tools.Names(); len(names) != 0 {
 				t.Fatalf("tools %q", names)
 			}
 		})
@@ -136,17 +136,17 @@ func TestListingShapes(t *testing.T) {
 	hx.mustLoad(yml(httpEntry("r", "raw", p.URL, nil)))
 	hx.wantNames("mcp__", "mcp__raw__kept", "mcp__raw__no_schema", "mcp__raw__null_schema")
 	for _, name := range []string{"mcp__raw__no_schema", "mcp__raw__null_schema"} {
-		if tool, _ := hx.tools.Lookup(name); string(tool.Parameters) != `{"type":"object","properties":{}}` {
+		if tool, _ := hx.Tools.Lookup(name); string(tool.Parameters) != `{"type":"object","properties":{}}` {
 			t.Errorf("%s: parameters %s", name, tool.Parameters)
 		}
 	}
-	if tool, _ := hx.tools.Lookup("mcp__raw__kept"); tool.Description != "multi\nline" ||
+	if tool, _ := hx.Tools.Lookup("mcp__raw__kept"); tool.Description != "multi\nline" ||
 		string(tool.Parameters) != `{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}` {
 		t.Errorf("kept: %+v", tool)
 	}
 	hx.wantCall("mcp__raw__kept", `{"q":"x"}`, "kept ok", false)
 	hx.wantCall("mcp__raw__no_schema", `{}`, "Error: bad arguments (JSON-RPC error -32602)", true)
-	res := hx.call("mcp__raw__null_schema", `{}`)
+	res := hx.Call("mcp__raw__null_schema", `{}`)
 	if !res.IsError || !strings.HasPrefix(res.Text, "Error: the server's result is not a tools/call result: ") {
 		t.Fatalf("result %+v", res)
 	}
@@ -214,7 +214,7 @@ func TestModernPagination(t *testing.T) {
 	hx.wantCall("mcp__m__tool_3", `{}`, "tool_3 ok", false)
 	// A failed call on the stateless protocol is an error result.
 	p.dropConn.Store(1)
-	if res := hx.call("mcp__m__tool_3", `{}`); !res.IsError {
+	if res := hx.Call("mcp__m__tool_3", `{}`); !res.IsError {
 		t.Fatalf("result %+v", res)
 	}
 	hx.wantCall("mcp__m__tool_4", `{}`, "tool_4 ok", false)
@@ -227,7 +227,7 @@ func TestNewSessionFails(t *testing.T) {
 	hx.mustLoad(yml(httpEntry("g", "go", p.URL, nil)))
 	p.gone404.Store(1)
 	p.failInit.Store(1)
-	res := hx.call("mcp__go__echo", `{"message":"x"}`)
+	res := hx.Call("mcp__go__echo", `{"message":"x"}`)
 	if !res.IsError || !strings.HasPrefix(res.Text, "Error: the server ended the session and a new one failed: ") {
 		t.Fatalf("result %+v", res)
 	}

@@ -64,7 +64,7 @@ func TestStdioToolNames(t *testing.T) {
 func TestStdioRawNameOnTheWire(t *testing.T) {
 	t.Parallel()
 	hx := newHarness(t)
-	logFile := filepath.Join(hx.dir, "wire.log")
+	logFile := filepath.Join(hx.Dir, "wire.log")
 	hx.mustLoad(yml(hx.stdio("a", "gh", nil, "--only", "set_tools", "--log", logFile)))
 	// set_tools gives a name it does not know a handler answering
 	// "<name> ok": the name the server received.
@@ -115,7 +115,7 @@ func TestStdioPagination(t *testing.T) {
 			hx.mustLoad(yml(hx.stdio("a", "p", nil, "--tools-count", strconv.Itoa(tc.count), "--page-size", strconv.Itoa(tc.page))))
 			hx.wantState("a", host.Ready)
 			want := len(fixture.DefaultToolNames()) + tc.count
-			if got := len(hx.names("mcp__p__")); got != want {
+			if got := len(hx.Names("mcp__p__")); got != want {
 				t.Fatalf("%d tools registered, want %d", got, want)
 			}
 			// mcp-go's server cannot tell that a full page is the last one:
@@ -140,21 +140,21 @@ func TestStdioSchemaVerbatim(t *testing.T) {
 	t.Parallel()
 	hx := newHarness(t)
 	hx.mustLoad(yml(hx.stdio("a", "srv", nil, "--only", "schema_verbatim,cwd", "--schema-bytes", "100000")))
-	model := hx.tools.ModelJSON()
+	model := hx.Tools.ModelJSON()
 	want := modelTool("mcp__srv__schema_verbatim", "Its inputSchema must reach clients byte for byte.", fixture.SchemaVerbatim)
 	if !bytes.Contains(model, want) {
 		t.Fatalf("ModelJSON does not hold the schema byte for byte:\n%s\nwant the element\n%s", model, want)
 	}
-	tool, ok := hx.tools.Lookup("mcp__srv__schema_verbatim")
+	tool, ok := hx.Tools.Lookup("mcp__srv__schema_verbatim")
 	if !ok || string(tool.Parameters) != fixture.SchemaVerbatim {
 		t.Fatalf("Parameters = %s", tool.Parameters)
 	}
-	big, ok := hx.tools.Lookup("mcp__srv__big_schema")
+	big, ok := hx.Tools.Lookup("mcp__srv__big_schema")
 	if !ok || len(big.Parameters) != 100000 {
 		t.Fatalf("big_schema has %d bytes of schema, want 100000", len(big.Parameters))
 	}
 	// A tool whose schema mcp-go built (no raw layer) keeps its bytes too.
-	cwd, _ := hx.tools.Lookup("mcp__srv__cwd")
+	cwd, _ := hx.Tools.Lookup("mcp__srv__cwd")
 	if !json.Valid(cwd.Parameters) || !bytes.Contains(cwd.Parameters, []byte(`"type":"object"`)) {
 		t.Fatalf("cwd's schema: %s", cwd.Parameters)
 	}
@@ -183,7 +183,7 @@ func TestStdioInvalidListing(t *testing.T) {
 			if want := "connect: " + tc.want; e.Error != want {
 				t.Fatalf("error %q, want %q", e.Error, want)
 			}
-			if names := hx.tools.Names(); len(names) != 0 {
+			if names := hx.Tools.Names(); len(names) != 0 {
 				t.Fatalf("an invalid listing registered %q", names)
 			}
 		})
@@ -217,7 +217,7 @@ func TestStdioListChanged(t *testing.T) {
 	hx.wantCall("mcp__srv__multi", `{}`, "one\ntwo\nthree", false)
 	hx.wantCall("mcp__srv__add", `{"a":1,"b":2}`, `Error: unknown tool "mcp__srv__add"`, true)
 	// The generation is recorded, then logged.
-	hx.watch.wait(t, "the second registration", 2, msg("a", "tools registered"))
+	hx.Logs.Wait(t, waitTimeout, "the second registration", 2, msg("a", "tools registered"))
 	if st := hx.status("a"); st.SyncError != "" || st.ToolCount != 4 || st.Tools["mcp__srv__fresh"] != "fresh" {
 		t.Fatalf("status after the re-sync: %+v", st)
 	}
@@ -231,7 +231,7 @@ func (hx *harness) waitListings(tool string, n int) int {
 	hx.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		res := hx.call(tool, `{}`)
+		res := hx.Call(tool, `{}`)
 		got, err := strconv.Atoi(res.Text)
 		if err != nil {
 			hx.t.Fatalf("%s: %+v", tool, res)
@@ -267,15 +267,15 @@ func TestStdioFailedResyncKeepsThePreviousGeneration(t *testing.T) {
 			hx := newHarness(t)
 			hx.mustLoad(yml(hx.stdio("a", tc.server, nil, tc.args...)))
 			prefix := "mcp__" + tc.server + "__"
-			before := hx.names(prefix)
-			model, version := hx.tools.ModelJSON(), hx.tools.Version()
+			before := hx.Names(prefix)
+			model, version := hx.Tools.ModelJSON(), hx.Tools.Version()
 
-			hx.call(prefix+"set_tools", tc.add)
-			hx.watch.wait(t, "the failed re-sync", 1, msg("a", "re-sync failed; the previous tools stay registered"))
-			if got := hx.names(prefix); !slices.Equal(got, before) {
+			hx.Call(prefix+"set_tools", tc.add)
+			hx.Logs.Wait(t, waitTimeout, "the failed re-sync", 1, msg("a", "re-sync failed; the previous tools stay registered"))
+			if got := hx.Names(prefix); !slices.Equal(got, before) {
 				t.Fatalf("after a failed re-sync: %q, want the previous %q", got, before)
 			}
-			if !bytes.Equal(hx.tools.ModelJSON(), model) || hx.tools.Version() != version {
+			if !bytes.Equal(hx.Tools.ModelJSON(), model) || hx.Tools.Version() != version {
 				t.Fatal("a failed re-sync changed the registry")
 			}
 			st := hx.status("a")
@@ -289,11 +289,11 @@ func TestStdioFailedResyncKeepsThePreviousGeneration(t *testing.T) {
 			}
 
 			// The next valid listing replaces the generation.
-			hx.call(prefix+"set_tools", tc.fix)
+			hx.Call(prefix+"set_tools", tc.fix)
 			hx.waitTools("the fixed listing", func(names []string) bool { return slices.Equal(names, tc.after) })
 			// One more: re-syncs run one at a time, so once it registered,
 			// the status of the one before is complete.
-			hx.call(prefix+"set_tools", `{"add":["last"]}`)
+			hx.Call(prefix+"set_tools", `{"add":["last"]}`)
 			hx.waitTools("the last listing", func(names []string) bool { return slices.Contains(names, prefix+"last") })
 			if st := hx.status("a"); st.SyncError != "" {
 				t.Fatalf("the sync error stayed: %+v", st)
@@ -305,7 +305,7 @@ func TestStdioFailedResyncKeepsThePreviousGeneration(t *testing.T) {
 func TestStdioStormCostsAtMostTwoListings(t *testing.T) {
 	t.Parallel()
 	hx := newHarness(t)
-	logFile := filepath.Join(hx.dir, "wire.log")
+	logFile := filepath.Join(hx.Dir, "wire.log")
 	// One tool a page: a listing is 25 round trips, so the storm is over
 	// long before the listing it started is, whatever the scheduler does.
 	hx.mustLoad(yml(hx.stdio("a", "srv", nil, "--only", "storm,set_tools,listings,echo", "--tools-count", "20", "--page-size", "1", "--log", logFile)))
@@ -341,7 +341,7 @@ func TestStdioUnchangedResyncKeepsModelJSON(t *testing.T) {
 	t.Parallel()
 	hx := newHarness(t)
 	hx.mustLoad(yml(hx.stdio("a", "srv", nil, "--only", "echo,schema_verbatim,storm,set_tools,listings", "--duplicate", "poison")))
-	model, version := hx.tools.ModelJSON(), hx.tools.Version()
+	model, version := hx.Tools.ModelJSON(), hx.Tools.Version()
 	modelCopy := bytes.Clone(model)
 
 	// A list_changed that changes nothing: the server answers a second
@@ -350,19 +350,19 @@ func TestStdioUnchangedResyncKeepsModelJSON(t *testing.T) {
 	hx.waitListings("mcp__srv__listings", 2)
 	// Then a re-sync that fails (poison is listed twice). Re-syncs run one
 	// at a time, so when its failure is logged the unchanged one is done.
-	hx.call("mcp__srv__set_tools", `{"add":["poison"]}`)
-	hx.watch.wait(t, "the failed re-sync", 1, msg("a", "re-sync failed; the previous tools stay registered"))
+	hx.Call("mcp__srv__set_tools", `{"add":["poison"]}`)
+	hx.Logs.Wait(t, waitTimeout, "the failed re-sync", 1, msg("a", "re-sync failed; the previous tools stay registered"))
 
-	if got := hx.tools.ModelJSON(); !bytes.Equal(got, modelCopy) {
+	if got := hx.Tools.ModelJSON(); !bytes.Equal(got, modelCopy) {
 		t.Fatalf("ModelJSON changed:\n%s\n%s", modelCopy, got)
 	}
-	if v := hx.tools.Version(); v != version {
+	if v := hx.Tools.Version(); v != version {
 		t.Fatalf("the registry version went from %d to %d", version, v)
 	}
 	if st := hx.status("a"); st.Syncs != 3 {
 		t.Fatalf("%d syncs, want 3", st.Syncs)
 	}
-	if n := len(hx.watch.find(msg("a", "tools registered"))); n != 1 {
+	if n := len(hx.Logs.Find(msg("a", "tools registered"))); n != 1 {
 		t.Fatalf("tools were registered %d times, want once", n)
 	}
 }
@@ -389,18 +389,18 @@ func TestStdioSquatting(t *testing.T) {
 	t.Run("at connect", func(t *testing.T) {
 		t.Parallel()
 		hx := newHarness(t)
-		native(t, hx.tools, "mcp__srv__echo")
+		native(t, hx.Tools, "mcp__srv__echo")
 		hx.mustLoad(yml(hx.stdio("a", "srv", nil, "--only", "echo,add,multi")))
 		want := `mcp-client(srv): tool registration failed, no tools registered: tool "mcp__srv__echo" is already registered`
 		e := hx.wantState("a", host.Failed)
 		if e.Error != "connect: "+want {
 			t.Fatalf("error %q, want %q", e.Error, "connect: "+want)
 		}
-		if got := hx.tools.Names(); !slices.Equal(got, []string{"mcp__srv__echo"}) {
+		if got := hx.Tools.Names(); !slices.Equal(got, []string{"mcp__srv__echo"}) {
 			t.Fatalf("tools %q: want only the squatter", got)
 		}
 		hx.wantCall("mcp__srv__echo", `{}`, "native mcp__srv__echo", false)
-		if recs := hx.watch.find(msg("a", want)); len(recs) != 1 || recs[0].Level != slog.LevelError {
+		if recs := hx.Logs.Find(msg("a", want)); len(recs) != 1 || recs[0].Level != slog.LevelError {
 			t.Fatalf("the failure was not logged loudly: %+v", recs)
 		}
 	})
@@ -409,20 +409,20 @@ func TestStdioSquatting(t *testing.T) {
 		hx := newHarness(t)
 		hx.mustLoad(yml(hx.stdio("a", "srv", nil, "--only", "echo,set_tools")))
 		hx.wantNames("mcp__", "mcp__srv__echo", "mcp__srv__set_tools")
-		native(t, hx.tools, "mcp__srv__fresh")
-		hx.call("mcp__srv__set_tools", `{"add":["fresh"]}`)
+		native(t, hx.Tools, "mcp__srv__fresh")
+		hx.Call("mcp__srv__set_tools", `{"add":["fresh"]}`)
 		want := `mcp-client(srv): tool registration failed, no tools registered: tool "mcp__srv__fresh" is already registered`
-		hx.watch.wait(t, "the rollback", 1, msg("a", want))
+		hx.Logs.Wait(t, waitTimeout, "the rollback", 1, msg("a", want))
 		// The seeds: the whole generation rolls back, never a partial set.
-		if got := hx.tools.Names(); !slices.Equal(got, []string{"mcp__srv__fresh"}) {
+		if got := hx.Tools.Names(); !slices.Equal(got, []string{"mcp__srv__fresh"}) {
 			t.Fatalf("tools %q: want only the squatter", got)
 		}
 		// The run loop's warning comes after the status is updated.
-		hx.watch.wait(t, "the re-sync warning", 1, msg("a", "re-sync failed; the server has no tools registered"))
+		hx.Logs.Wait(t, waitTimeout, "the re-sync warning", 1, msg("a", "re-sync failed; the server has no tools registered"))
 		if st := hx.status("a"); st.ToolCount != 0 || len(st.Tools) != 0 || st.SyncError != want {
 			t.Fatalf("status %+v", st)
 		}
-		if got := hx.tools.Names(); !slices.Equal(got, []string{"mcp__srv__fresh"}) {
+		if got := hx.Tools.Names(); !slices.Equal(got, []string{"mcp__srv__fresh"}) {
 			t.Fatalf("tools %q", got)
 		}
 	})
@@ -431,12 +431,12 @@ func TestStdioSquatting(t *testing.T) {
 func TestStdioNativeToolsCoexist(t *testing.T) {
 	t.Parallel()
 	hx := newHarness(t)
-	native(t, hx.tools, "search")
+	native(t, hx.Tools, "search")
 	hx.mustLoad(yml(
 		hx.stdio("a", "github", nil, "--only", "echo", "--raw-name", "search"),
 		hx.stdio("b", "web", nil, "--only", "echo", "--raw-name", "search"),
 	))
-	if got, want := hx.tools.Names(), []string{"mcp__github__echo", "mcp__github__search", "mcp__web__echo", "mcp__web__search", "search"}; !slices.Equal(got, want) {
+	if got, want := hx.Tools.Names(), []string{"mcp__github__echo", "mcp__github__search", "mcp__web__echo", "mcp__web__search", "search"}; !slices.Equal(got, want) {
 		t.Fatalf("tools %q, want %q", got, want)
 	}
 	hx.wantCall("search", `{}`, "native search", false)
@@ -457,11 +457,11 @@ func TestStdioServerNameReservation(t *testing.T) {
 		t.Fatalf("error %q, want %q", e.Error, want)
 	}
 	hx.wantNames("mcp__", "mcp__srv__admin_reset_3b185f786768", "mcp__srv__echo")
-	model := bytes.Clone(hx.tools.ModelJSON())
+	model := bytes.Clone(hx.Tools.ModelJSON())
 
 	// Disposing a releases the name: b can have it.
 	hx.mustLoad(yml(b))
-	if err := hx.h.Restart(context.Background(), "b"); err != nil {
+	if err := hx.H.Restart(context.Background(), "b"); err != nil {
 		t.Fatal(err)
 	}
 	hx.settle()
@@ -471,14 +471,14 @@ func TestStdioServerNameReservation(t *testing.T) {
 	// Re-applying the same entry reproduces identical names, byte for byte.
 	hx.mustLoad(yml(a))
 	hx.wantState("a", host.Ready)
-	if got := hx.tools.ModelJSON(); !bytes.Equal(got, model) {
+	if got := hx.Tools.ModelJSON(); !bytes.Equal(got, model) {
 		t.Fatalf("re-applying changed the model JSON:\n%s\n%s", model, got)
 	}
-	if err := hx.h.Restart(context.Background(), "a"); err != nil {
+	if err := hx.H.Restart(context.Background(), "a"); err != nil {
 		t.Fatal(err)
 	}
 	hx.settle()
-	if got := hx.tools.ModelJSON(); !bytes.Equal(got, model) {
+	if got := hx.Tools.ModelJSON(); !bytes.Equal(got, model) {
 		t.Fatalf("restarting changed the model JSON:\n%s\n%s", model, got)
 	}
 
@@ -506,7 +506,7 @@ func TestStdioTimeout(t *testing.T) {
 	hx := newHarness(t)
 	hx.mustLoad(yml(hx.stdio("a", "srv", map[string]any{"toolCallTimeoutMs": 200}, "--only", "sleep,cancellations,echo")))
 	start := time.Now()
-	res := hx.call("mcp__srv__sleep", `{"ms":30000}`)
+	res := hx.Call("mcp__srv__sleep", `{"ms":30000}`)
 	if want := `Error: "sleep" timed out after 200ms (toolCallTimeoutMs)`; res.Text != want || !res.IsError {
 		t.Fatalf("result %+v, want %q", res, want)
 	}
@@ -515,7 +515,7 @@ func TestStdioTimeout(t *testing.T) {
 	}
 	// The server was told: notifications/cancelled reached the sleep call.
 	// (cancellations itself waits, up to waitMs, for the record.)
-	res = hx.call("mcp__srv__cancellations", `{"waitMs":100}`)
+	res = hx.Call("mcp__srv__cancellations", `{"waitMs":100}`)
 	var got struct{ Cancelled []json.RawMessage }
 	if err := json.Unmarshal([]byte(res.Text), &got); err != nil || len(got.Cancelled) != 1 {
 		t.Fatalf("cancellations: %+v", res)
@@ -528,16 +528,16 @@ func TestStdioTimeout(t *testing.T) {
 func TestStdioCallerCancellation(t *testing.T) {
 	t.Parallel()
 	hx := newHarness(t)
-	hx.mustLoad(yml(hx.stdio("a", "srv", nil, "--only", "sleep,cancellations,echo", "--log", filepath.Join(hx.dir, "wire.log"))))
+	hx.mustLoad(yml(hx.stdio("a", "srv", nil, "--only", "sleep,cancellations,echo", "--log", filepath.Join(hx.Dir, "wire.log"))))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan tools.Result)
-	go func() { done <- hx.tools.Execute(ctx, "mcp__srv__sleep", json.RawMessage(`{"ms":30000}`)) }()
+	go func() { done <- hx.Tools.Execute(ctx, "mcp__srv__sleep", json.RawMessage(`{"ms":30000}`)) }()
 	cancel()
 	res := <-done
 	if want := `Error: the call to "sleep" was cancelled`; res.Text != want || !res.IsError {
 		t.Fatalf("result %+v, want %q", res, want)
 	}
-	res = hx.call("mcp__srv__cancellations", `{"waitMs":10000}`)
+	res = hx.Call("mcp__srv__cancellations", `{"waitMs":10000}`)
 	var got struct{ Cancelled []json.RawMessage }
 	if err := json.Unmarshal([]byte(res.Text), &got); err != nil || len(got.Cancelled) != 1 {
 		t.Fatalf("cancellations: %+v", res)
@@ -550,7 +550,7 @@ func TestStdioCrashMidCall(t *testing.T) {
 	hx := newHarness(t)
 	hx.mustLoad(yml(hx.stdio("a", "srv", map[string]any{"toolCallTimeoutMs": 60000}, "--only", "crash,echo")))
 	start := time.Now()
-	res := hx.call("mcp__srv__crash", `{"code":7,"stderr":"boom: disk on fire\n"}`)
+	res := hx.Call("mcp__srv__crash", `{"code":7,"stderr":"boom: disk on fire\n"}`)
 	took := time.Since(start)
 	if !res.IsError || !strings.Contains(res.Text, "the server exited with status 7") || !strings.Contains(res.Text, "boom: disk on fire") {
 		t.Fatalf("result %+v", res)
@@ -563,7 +563,7 @@ func TestStdioCrashMidCall(t *testing.T) {
 	if e.Error != want {
 		t.Fatalf("error %q, want %q", e.Error, want)
 	}
-	if names := hx.tools.Names(); len(names) != 0 {
+	if names := hx.Tools.Names(); len(names) != 0 {
 		t.Fatalf("tools left after the crash: %q", names)
 	}
 	hx.wantCall("mcp__srv__echo", `{}`, `Error: unknown tool "mcp__srv__echo"`, true)
@@ -574,7 +574,7 @@ func TestStdioCloseIsBounded(t *testing.T) {
 	hx := newHarness(t)
 	pidFile := hx.pidFile("stubborn")
 	hx.mustLoad(yml(hx.stdio("a", "srv", nil, "--only", "spawn,pid", "--ignore-sigterm", "--grandchild", "--pidfile", pidFile)))
-	spawned := hx.call("mcp__srv__spawn", `{"ignoreSigterm":true}`)
+	spawned := hx.Call("mcp__srv__spawn", `{"ignoreSigterm":true}`)
 	if spawned.IsError {
 		t.Fatalf("spawn: %+v", spawned)
 	}
@@ -615,7 +615,7 @@ func TestStdioEnvironment(t *testing.T) {
 	t.Setenv("MCPCLIENT_TEST_PLAIN", "ambient-plain-value")
 	t.Setenv("MCPCLIENT_TEST_OVERRIDE", "ambient-override")
 	hx := newHarness(t)
-	hx.setenv("JS_TOKEN", "from-js-value")
+	hx.Setenv("JS_TOKEN", "from-js-value")
 	hx.mustLoad(`- id: a
   name: mcp-client
   config:
@@ -651,7 +651,7 @@ func TestStdioEnvironment(t *testing.T) {
 		}
 	}
 	data, _ := json.Marshal(st)
-	text := string(data) + strings.Join(st.StatusLines(), "\n") + hx.log.String()
+	text := string(data) + strings.Join(st.StatusLines(), "\n") + hx.Log.String()
 	for _, secret := range []string{"explicit-token-value", "explicit-override", "from-js-value", "ambient-token-value"} {
 		if strings.Contains(text, secret) {
 			t.Errorf("%q appears in the status or the log", secret)
@@ -662,7 +662,7 @@ func TestStdioEnvironment(t *testing.T) {
 func TestStdioWorkingDirectory(t *testing.T) {
 	t.Parallel()
 	hx := newHarness(t)
-	sub := filepath.Join(hx.dir, "work", "sub")
+	sub := filepath.Join(hx.Dir, "work", "sub")
 	if err := os.MkdirAll(sub, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -676,11 +676,11 @@ func TestStdioWorkingDirectory(t *testing.T) {
 	))
 	for _, tc := range []struct{ tool, want string }{
 		{"mcp__rel__cwd", sub},
-		{"mcp__dot__cwd", hx.dir},
+		{"mcp__dot__cwd", hx.Dir},
 		{"mcp__abs__cwd", abs},
 		{"mcp__none__cwd", wd}, // empty: the harness's working directory
 	} {
-		res := hx.call(tc.tool, `{}`)
+		res := hx.Call(tc.tool, `{}`)
 		got, _ := filepath.EvalSymlinks(res.Text)
 		want, _ := filepath.EvalSymlinks(tc.want)
 		if res.IsError || got != want {
@@ -694,24 +694,24 @@ func TestStdioCommandLookup(t *testing.T) {
 	hx := newHarness(t)
 	bin := fixtureBinary(t)
 	// A command with a slash is a path relative to the child's directory.
-	link := filepath.Join(hx.dir, "bin", "server")
+	link := filepath.Join(hx.Dir, "bin", "server")
 	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(bin, link); err != nil {
 		t.Fatal(err)
 	}
-	notExec := filepath.Join(hx.dir, "bin", "not-executable")
+	notExec := filepath.Join(hx.Dir, "bin", "not-executable")
 	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(hx.dir, "bin", "garbage"), []byte("neither ELF nor a script"), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(hx.Dir, "bin", "garbage"), []byte("neither ELF nor a script"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	hx.mustLoad(yml(
 		hx.stdio("relative", "rel", map[string]any{"command": "./bin/server", "cwd": "."}, "--only", "pid"),
 		hx.stdio("missing", "missing", map[string]any{"command": "no-such-mcp-server-anywhere"}),
-		hx.stdio("directory", "dir", map[string]any{"command": hx.dir}),
+		hx.stdio("directory", "dir", map[string]any{"command": hx.Dir}),
 		hx.stdio("not-executable", "noexec", map[string]any{"command": "./bin/not-executable", "cwd": "."}),
 		hx.stdio("garbage", "garbage", map[string]any{"command": "./bin/garbage", "cwd": "."}),
 	))
@@ -757,7 +757,7 @@ func TestStdioStartupFailures(t *testing.T) {
 				t.Fatalf("failing took %s", d)
 			}
 			hx.wantState("a", host.Failed, tc.want...)
-			if names := hx.tools.Names(); len(names) != 0 {
+			if names := hx.Tools.Names(); len(names) != 0 {
 				t.Fatalf("tools %q", names)
 			}
 		})
@@ -798,7 +798,7 @@ func TestStdioProtocols(t *testing.T) {
 			hx.wantCall("mcp__srv__echo", `{"message":"hi"}`, "echo: hi", false)
 			hx.wantCall("mcp__srv__admin_reset_3b185f786768", `{}`, "reset done", false)
 			hx.wantCall("mcp__srv__structured", `{}`, `{"answer":42,"unit":"none"}`, false)
-			hx.call("mcp__srv__set_tools", `{"add":["later"]}`)
+			hx.Call("mcp__srv__set_tools", `{"add":["later"]}`)
 			hx.waitTools("the list_changed", func(names []string) bool { return slices.Contains(names, "mcp__srv__later") })
 		})
 	}
@@ -847,12 +847,12 @@ func TestStdioResults(t *testing.T) {
 			if args == "" {
 				args = `{}`
 			}
-			res := hx.call("mcp__srv__"+tc.tool, args)
+			res := hx.Call("mcp__srv__"+tc.tool, args)
 			if res.Text != tc.want || res.IsError != tc.isError {
 				t.Fatalf("%s = %+v, want %q isError=%v", tc.tool, clipText(res), clip(tc.want, 200), tc.isError)
 			}
 			if tc.discarded != "" {
-				recs := hx.watch.find(func(r logRecord) bool {
+				recs := hx.Logs.Find(func(r logRecord) bool {
 					return r.Msg == "non-text content discarded from a tool result" && r.Attrs["tool"] == tc.tool
 				})
 				if len(recs) != 1 || recs[0].Level != slog.LevelWarn || recs[0].Attrs["placeholder"] != tc.discarded {
@@ -860,7 +860,7 @@ func TestStdioResults(t *testing.T) {
 				}
 				// The same, as the text log has it.
 				want := fmt.Sprintf(`level=WARN msg="non-text content discarded from a tool result" entry=a plugin=%s server=srv tool=%s placeholder="%s"`, KindName, tc.tool, tc.discarded)
-				if !strings.Contains(hx.log.String(), want) {
+				if !strings.Contains(hx.Log.String(), want) {
 					t.Fatalf("the log does not hold %s", want)
 				}
 			}
@@ -868,7 +868,7 @@ func TestStdioResults(t *testing.T) {
 	}
 	// The description reaches the model as the server wrote it; status and
 	// logs escape it (see StatusLines).
-	if tool, _ := hx.tools.Lookup("mcp__srv__ansi"); tool.Description != fixture.AnsiDescription {
+	if tool, _ := hx.Tools.Lookup("mcp__srv__ansi"); tool.Description != fixture.AnsiDescription {
 		t.Fatalf("description %q", tool.Description)
 	}
 }
@@ -886,7 +886,7 @@ func TestStdioSecretsNeverShow(t *testing.T) {
 		bearer  = "bearer-cred-9000"
 	)
 	hx := newHarness(t)
-	hx.setenv("GH", fromJS)
+	hx.Setenv("GH", fromJS)
 	// The server prints the secrets on stderr at startup, and again when it
 	// crashes. The flags spell them with escapes, so that the command line
 	// (which is not secret) does not hold them.
@@ -904,7 +904,7 @@ func TestStdioSecretsNeverShow(t *testing.T) {
       AUTH: Bearer ` + bearer + `
 `)
 	hx.wantState("a", host.Ready)
-	hx.watch.wait(t, "the stderr line", 1, msg("a", "server stderr"))
+	hx.Logs.Wait(t, waitTimeout, "the stderr line", 1, msg("a", "server stderr"))
 	st := hx.status("a")
 	if want := []string{"leaking <redacted> and <redacted> and \x1b[31mred"}; !slices.Equal(st.Stderr, want) {
 		t.Fatalf("status stderr %q, want %q", st.Stderr, want)
@@ -917,7 +917,7 @@ func TestStdioSecretsNeverShow(t *testing.T) {
 		t.Fatalf("status lines do not list the env keys:\n%s", lines)
 	}
 
-	res := hx.call("mcp__srv__crash", `{"code":1,"stderr":"dying with `+literal+` `+fromJS+`\n"}`)
+	res := hx.Call("mcp__srv__crash", `{"code":1,"stderr":"dying with `+literal+` `+fromJS+`\n"}`)
 	if !res.IsError || strings.Contains(res.Text, literal) || strings.Contains(res.Text, fromJS) || !strings.Contains(res.Text, "dying with <redacted> <redacted>") {
 		t.Fatalf("the crash result: %+v", res)
 	}
@@ -926,15 +926,15 @@ func TestStdioSecretsNeverShow(t *testing.T) {
 		t.Fatalf("failure %q", e.Error)
 	}
 
-	data, _ := json.Marshal(hx.h.Snapshot())
-	for _, text := range []string{hx.log.String(), string(data), lines} {
+	data, _ := json.Marshal(hx.H.Snapshot())
+	for _, text := range []string{hx.Log.String(), string(data), lines} {
 		for _, secret := range []string{literal, fromJS, bearer} {
 			if strings.Contains(text, secret) {
 				t.Errorf("%q shows in:\n%s", secret, text)
 			}
 		}
 	}
-	if !strings.Contains(hx.log.String(), "<redacted>") {
+	if !strings.Contains(hx.Log.String(), "<redacted>") {
 		t.Error("the log never shows <redacted>")
 	}
 }
@@ -956,18 +956,18 @@ func TestDisposeLeavesNothing(t *testing.T) {
 			httpEntry("mcpgo-modern", "gm", p.URL, map[string]any{"protocol": ProtocolModern}),
 			httpEntry("fixture", "f", q.URL, nil),
 		))
-		for _, e := range hx.h.Snapshot() {
+		for _, e := range hx.H.Snapshot() {
 			if e.State != host.Ready {
-				t.Fatalf("%s", hx.states())
+				t.Fatalf("%s", hx.States())
 			}
 		}
-		hx.call("mcp__c__crash", `{}`)
+		hx.Call("mcp__c__crash", `{}`)
 		hx.waitState("stdio-crashed", host.Failed)
 		hx.wantCall("mcp__g__echo", `{"message":"x"}`, "echo: x", false)
 		hx.wantCall("mcp__gm__echo", `{"message":"x"}`, "echo: x", false)
 		hx.wantCall("mcp__f__echo", `{"message":"x"}`, "echo: x", false)
 		pids := append(readPIDs(t, hx.pidFile("stdio")), readPIDs(t, hx.pidFile("stdio-modern"))...)
-		if err := hx.h.Close(context.Background()); err != nil {
+		if err := hx.H.Close(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		for _, pid := range pids {
@@ -975,7 +975,7 @@ func TestDisposeLeavesNothing(t *testing.T) {
 				t.Errorf("process %d is left", pid)
 			}
 		}
-		if names := hx.tools.Names(); len(names) != 0 {
+		if names := hx.Tools.Names(); len(names) != 0 {
 			t.Errorf("tools left: %q", names)
 		}
 	}) // the subtest's cleanups close the host (again) and the servers

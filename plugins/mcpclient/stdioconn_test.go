@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/harness-go/harness/internal/hosttest"
 	"github.com/harness-go/harness/internal/testlog"
 )
 
@@ -24,7 +25,7 @@ import (
 
 type scriptConn struct {
 	*stdioConn
-	watch *logWatch
+	watch *hosttest.LogWatch
 	log   *testlog.Recorder
 }
 
@@ -33,7 +34,7 @@ type scriptConn struct {
 func startScript(t *testing.T, script string, secrets ...string) *scriptConn {
 	t.Helper()
 	log, rec := testlog.New(t)
-	watch := newLogWatch(log.Handler())
+	watch := hosttest.NewLogWatch(log.Handler())
 	m := map[string]string{}
 	for i, s := range secrets {
 		m[fmt.Sprint(i)] = s
@@ -188,7 +189,7 @@ exec cat >/dev/null`)
 	}
 	// Every line that is not JSON-RPC was logged (clipped), and ignored;
 	// blank lines are skipped silently.
-	warned := c.watch.find(msg("", "server wrote a line that is not JSON-RPC to stdout; ignored"))
+	warned := c.watch.Find(msg("", "server wrote a line that is not JSON-RPC to stdout; ignored"))
 	line := func(i int) string { return strings.TrimSuffix(warned[i].Attrs["line"], `\n`) } // escaped by safe.Line
 	if len(warned) != 5 || line(0) != "not json at all" || line(1) != `{"jsonrpc":"2.0"}` ||
 		warned[2].Attrs["line"] != strings.Repeat("g", 200)+"…" || warned[2].Attrs["count"] != "3" ||
@@ -249,7 +250,7 @@ exec cat >/dev/null`, size, size))
 	if resp, err := c.SendRequest(ctx, request("after", "b")); err != nil || string(resp.Result) != `{}` {
 		t.Fatalf("after the oversized lines: %+v, %v", resp, err)
 	}
-	warned := c.watch.find(msg("", "server sent a message over the size limit; discarded"))
+	warned := c.watch.Find(msg("", "server sent a message over the size limit; discarded"))
 	if len(warned) != 2 || !strings.HasPrefix(warned[0].Attrs["start"], `{"jsonrpc":"2.0","id":"big","result":"xxx`) || !strings.HasPrefix(warned[1].Attrs["start"], "yyy") {
 		t.Fatalf("warnings %+v", warned)
 	}
@@ -312,7 +313,7 @@ printf 'no newline at the end' >&2; exit 0`)
 func TestStdioConnWriteToAClosedStdin(t *testing.T) {
 	t.Parallel()
 	c := startScript(t, `exec 0<&-; echo ready >&2; exec sleep 30`)
-	c.watch.wait(t, "the server's ready line", 1, msg("", "server stderr"))
+	c.watch.Wait(t, waitTimeout, "the server's ready line", 1, msg("", "server stderr"))
 	_, err := c.SendRequest(context.Background(), request("r1", "ping"))
 	if err == nil || !strings.HasPrefix(err.Error(), "write to the server: ") || !errors.Is(err, syscall.EPIPE) {
 		t.Fatalf("write to a closed pipe: %v", err)
@@ -336,7 +337,7 @@ func TestStdioConnCloseReapsTheGroup(t *testing.T) {
 	t.Parallel()
 	// The server exits at once, leaving a grandchild in its group.
 	c := startScript(t, `sleep 30 </dev/null >/dev/null 2>&1 & echo $! >&2; exec sleep 30`)
-	rec := c.watch.wait(t, "the grandchild's pid", 1, msg("", "server stderr"))
+	rec := c.watch.Wait(t, waitTimeout, "the grandchild's pid", 1, msg("", "server stderr"))
 	var pid int
 	if _, err := fmt.Sscan(rec[0].Attrs["line"], &pid); err != nil {
 		t.Fatal(err)
@@ -479,7 +480,7 @@ func TestStdioConnGrandchildIgnoringSIGTERM(t *testing.T) {
 	// kills it after the grace period.
 	c := startScript(t, `sh -c 'trap "" TERM; echo $$ >&2; exec sleep 30' </dev/null >/dev/null 2>&2 &
 read ready; exit 0`)
-	rec := c.watch.wait(t, "the grandchild's pid", 1, msg("", "server stderr"))
+	rec := c.watch.Wait(t, waitTimeout, "the grandchild's pid", 1, msg("", "server stderr"))
 	var pid int
 	if _, err := fmt.Sscan(rec[0].Attrs["line"], &pid); err != nil {
 		t.Fatal(err)

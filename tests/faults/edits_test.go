@@ -403,23 +403,23 @@ func TestRandomEditsUnderLoad(t *testing.T) {
 func TestRandomEditsConcurrentCalls(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	ed := newEditor(seed(t), w.dir)
+	ed := newEditor(seed(t), w.Dir)
 	killLeftovers(t, ed.stablePID)
 	t.Cleanup(func() {
-		for _, pid := range procsMentioning("churn " + w.dir) {
+		for _, pid := range procsMentioning("churn " + w.Dir) {
 			_ = syscallKill(pid)
 		}
 	})
 	w.mustLoad(ed.stable())
-	w.settle(30 * time.Second)
+	w.Settle(30 * time.Second)
 	stablePID := readPIDs(t, ed.stablePID)[0]
-	stableSince := w.entry("stable").Since
+	stableSince := w.Entry("stable").Since
 
-	sub := w.h.Subscribe()
+	sub := w.H.Subscribe()
 	defer sub.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	watchDone := make(chan struct{})
-	watcher := host.NewWatcher(w.h, w.file, host.WatcherOptions{})
+	watcher := host.NewWatcher(w.H, w.File, host.WatcherOptions{})
 	go func() { defer close(watchDone); _ = watcher.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-watchDone })
 	// The watcher is running once a forced reload comes through.
@@ -435,7 +435,7 @@ func TestRandomEditsConcurrentCalls(t *testing.T) {
 					return ev
 				}
 			case <-timer.C:
-				t.Fatalf("no reload event %s: %s", what, w.states())
+				t.Fatalf("no reload event %s: %s", what, w.States())
 			}
 		}
 	}
@@ -457,7 +457,7 @@ func TestRandomEditsConcurrentCalls(t *testing.T) {
 				default:
 				}
 				msg := fmt.Sprintf("g%d-%d", g, i)
-				res := w.call("mcp__stable__echo", `{"message":"`+msg+`"}`)
+				res := w.Call("mcp__stable__echo", `{"message":"`+msg+`"}`)
 				calls.Add(1)
 				if res.IsError || res.Text != "echo: "+msg {
 					failures.Add(1)
@@ -473,23 +473,23 @@ func TestRandomEditsConcurrentCalls(t *testing.T) {
 	}
 	snapshot := func() map[string]state {
 		m := map[string]state{}
-		for _, e := range w.h.Snapshot() {
+		for _, e := range w.H.Snapshot() {
 			m[e.ID] = state{e.State, e.Since}
 		}
 		return m
 	}
 	for i := 1; i <= editCount; i++ {
 		before := snapshot()
-		content, want, what := ed.next(w.dir)
+		content, want, what := ed.next(w.Dir)
 		if i == editCount/2 {
-			if err := os.Remove(w.file); err != nil {
+			if err := os.Remove(w.File); err != nil {
 				t.Fatal(err)
 			}
 			if ev := nextReload("for the deleted file"); ev.Type != host.ReloadRejected {
 				t.Fatalf("deleting cordis.yml: %v", ev)
 			}
 		}
-		writeConfig(t, w.dir, content)
+		writeConfig(t, w.Dir, content)
 		ev := nextReload(fmt.Sprintf("after edit %d (%s)", i, what))
 		switch {
 		case want == wantApplied && ev.Type != host.Reloaded:
@@ -505,15 +505,15 @@ func TestRandomEditsConcurrentCalls(t *testing.T) {
 		if p := ev.Plan; slices.Contains(p.Start, "stable") || slices.Contains(p.Stop, "stable") {
 			t.Fatalf("edit %d (%s) restarts the unchanged entry: %s", i, what, p)
 		}
-		if since := w.entry("stable").Since; !since.Equal(stableSince) {
+		if since := w.Entry("stable").Since; !since.Equal(stableSince) {
 			t.Fatalf("edit %d (%s): the unchanged entry changed state at %s", i, what, since)
 		}
-		w.settle(30 * time.Second)
+		w.Settle(30 * time.Second)
 		// The host runs exactly what the file says.
 		wantStates := map[string]host.State{"stable": host.Ready}
 		if strings.Contains(what, "stable serverName") {
 			wantStates["x2"] = host.Failed
-			if e := w.entry("x2"); !strings.Contains(e.Error, `serverName "stable" is already in use`) {
+			if e := w.Entry("x2"); !strings.Contains(e.Error, `serverName "stable" is already in use`) {
 				t.Errorf("the entry taking the stable serverName failed with %q", e.Error)
 			}
 		}
@@ -527,7 +527,7 @@ func TestRandomEditsConcurrentCalls(t *testing.T) {
 			got[id] = s.state
 		}
 		if !mapsEqual(wantStates, got) {
-			t.Fatalf("after edit %d (%s): entries %v, want %v (%s)", i, what, got, wantStates, w.states())
+			t.Fatalf("after edit %d (%s): entries %v, want %v (%s)", i, what, got, wantStates, w.States())
 		}
 	}
 	close(stop)
@@ -546,7 +546,7 @@ func TestRandomEditsConcurrentCalls(t *testing.T) {
 			running++
 		}
 	}
-	if pids := waitProcsMentioning("churn "+w.dir, running, closeBound); len(pids) != running {
+	if pids := waitProcsMentioning("churn "+w.Dir, running, closeBound); len(pids) != running {
 		t.Errorf("%d churn servers should run, found: %s", running, describeProcs(pids))
 	}
 }

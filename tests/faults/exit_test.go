@@ -48,7 +48,7 @@ func TestServerExitInAnyPhase(t *testing.T) {
 			name: "in the middle of a call",
 			args: []string{"--exit-on", "tools/call"},
 			act: func(w *world, _ int) (string, bool) {
-				res := w.call("mcp__victim__echo", `{"message":"x"}`)
+				res := w.Call("mcp__victim__echo", `{"message":"x"}`)
 				if !res.IsError {
 					w.t.Errorf("the call whose server exited succeeded: %+v", res)
 				}
@@ -89,7 +89,7 @@ func TestServerExitInAnyPhase(t *testing.T) {
 				fixtureEnt("ok", "ok", "--only", "echo", "--pidfile", w.pidFile("ok")),
 				fixtureEnt("victim", "victim", args...),
 			))
-			w.settle(30 * time.Second)
+			w.Settle(30 * time.Second)
 			pid := readPIDs(t, victimPIDs)[0]
 
 			var text string
@@ -98,7 +98,7 @@ func TestServerExitInAnyPhase(t *testing.T) {
 				start = time.Now()
 				text, called = tc.act(w, pid)
 			}
-			e := w.waitState("victim", host.Failed, 30*time.Second)
+			e := w.WaitState("victim", host.Failed, 30*time.Second)
 			if took := time.Since(start); took > exitBound {
 				t.Errorf("the exit took %s to be noticed (bound %s)", took, exitBound)
 			}
@@ -112,10 +112,10 @@ func TestServerExitInAnyPhase(t *testing.T) {
 			}
 
 			// Its tools are gone, at once, and say why when called.
-			if names := w.names("mcp__victim__"); len(names) != 0 {
+			if names := w.Names("mcp__victim__"); len(names) != 0 {
 				t.Errorf("the failed server's tools are still registered: %q", names)
 			}
-			if res := w.call("mcp__victim__echo", `{"message":"x"}`); !res.IsError || !strings.Contains(res.Text, "unknown tool") {
+			if res := w.Call("mcp__victim__echo", `{"message":"x"}`); !res.IsError || !strings.Contains(res.Text, "unknown tool") {
 				t.Errorf("calling a tool of the failed server: %+v", res)
 			}
 			// This process started the server: it must have been reaped.
@@ -123,7 +123,7 @@ func TestServerExitInAnyPhase(t *testing.T) {
 				t.Errorf("server %d was not reaped: state %c, parent %d (this process is %d)", pid, p.state, p.ppid, syscall.Getpid())
 			}
 			// The other server did not notice.
-			if s := w.entry("ok"); s.State != host.Ready {
+			if s := w.Entry("ok"); s.State != host.Ready {
 				t.Errorf("the healthy entry is %s: %s", s.State, s.Error)
 			}
 			w.wantCall("mcp__ok__echo", `{"message":"still here"}`, "echo: still here")

@@ -158,7 +158,7 @@ func TestHTTPSyncErrorShowsInStatus(t *testing.T) {
 	url := httpFixture(t, fixture.Options{Only: []string{"echo", "set_tools"}, HTTPFailEvery: 5})
 	w := newWorld(t)
 	w.mustLoad(cordis(httpEnt("web", "web", url)))
-	w.settle(30 * time.Second)
+	w.Settle(30 * time.Second)
 	w.wantCall("mcp__web__set_tools", `{"add":["extra"]}`, "tools: 3")
 	w.waitLog(30*time.Second, "re-sync failed", "entry=web")
 	st := w.status("web")
@@ -168,10 +168,10 @@ func TestHTTPSyncErrorShowsInStatus(t *testing.T) {
 	if lines := strings.Join(st.StatusLines(), "\n"); !strings.Contains(lines, "last sync failed: ") {
 		t.Errorf("status lines do not show the failed sync:\n%s", lines)
 	}
-	if got := w.names("mcp__web__"); strings.Join(got, ",") != "mcp__web__echo,mcp__web__set_tools" {
+	if got := w.Names("mcp__web__"); strings.Join(got, ",") != "mcp__web__echo,mcp__web__set_tools" {
 		t.Errorf("tools after the failed re-listing: %q, want the previous ones", got)
 	}
-	if e := w.entry("web"); e.State != host.Ready {
+	if e := w.Entry("web"); e.State != host.Ready {
 		t.Errorf("entry %s: %s", e.State, e.Error)
 	}
 	w.wantCall("mcp__web__echo", `{"message":"still"}`, "echo: still")

@@ -45,15 +45,15 @@ func TestStdoutNoise(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t)
 			w.mustLoad(cordis(fixtureEnt("fx", "fx", append([]string{"--only", "echo", "--pidfile", w.pidFile("fx")}, tc.args...)...)))
-			w.settle(60 * time.Second)
-			if e := w.entry("fx"); e.State != host.Ready {
+			w.Settle(60 * time.Second)
+			if e := w.Entry("fx"); e.State != host.Ready {
 				t.Fatalf("entry %s: %s", e.State, e.Error)
 			}
 			for i := range 5 {
 				msg := fmt.Sprintf("call %d", i)
 				w.wantCall("mcp__fx__echo", fmt.Sprintf(`{"message":%q}`, msg), "echo: "+msg)
 			}
-			logs := w.rec.String()
+			logs := w.Log.String()
 			if !strings.Contains(logs, tc.log) {
 				t.Errorf("no log record %q", tc.log)
 			}
@@ -71,16 +71,16 @@ func TestHugeResults(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	w.mustLoad(cordis(fixtureEnt("fx", "fx", "--only", "echo,big", "--pidfile", w.pidFile("fx"))))
-	w.settle(30 * time.Second)
+	w.Settle(30 * time.Second)
 
 	// Large but under the limit: passed through, whole.
-	if res := w.call("mcp__fx__big", `{"bytes":1048576}`); res.IsError || res.Text != fixture.BigText(1<<20) {
+	if res := w.Call("mcp__fx__big", `{"bytes":1048576}`); res.IsError || res.Text != fixture.BigText(1<<20) {
 		t.Fatalf("a 1 MiB result: isError %v, %d bytes", res.IsError, len(res.Text))
 	}
 	// Over the limit: a clear error, without waiting for the call timeout
 	// (60 s here), and the connection stays in step.
 	start := time.Now()
-	res := w.call("mcp__fx__big", fmt.Sprintf(`{"bytes":%d}`, overLimit))
+	res := w.Call("mcp__fx__big", fmt.Sprintf(`{"bytes":%d}`, overLimit))
 	took := time.Since(start)
 	if !res.IsError || !strings.Contains(res.Text, "exceeded the 32 MiB message limit") {
 		t.Errorf("a result over the limit: %+v", clipResult(res))
@@ -88,7 +88,7 @@ func TestHugeResults(t *testing.T) {
 	if took > 30*time.Second {
 		t.Errorf("the oversized result took %s to fail", took)
 	}
-	if e := w.entry("fx"); e.State != host.Ready {
+	if e := w.Entry("fx"); e.State != host.Ready {
 		t.Errorf("after an oversized result the entry is %s: %s", e.State, e.Error)
 	}
 	w.wantCall("mcp__fx__echo", `{"message":"in step"}`, "echo: in step")
@@ -122,11 +122,11 @@ func TestHostileToolNames(t *testing.T) {
 		args = append(args, "--raw-name", n)
 	}
 	w.mustLoad(cordis(fixtureEnt("fx", "fx", args...)))
-	w.settle(30 * time.Second)
-	if e := w.entry("fx"); e.State != host.Ready {
+	w.Settle(30 * time.Second)
+	if e := w.Entry("fx"); e.State != host.Ready {
 		t.Fatalf("entry %s: %s", e.State, e.Error)
 	}
-	names := w.names("mcp__fx__")
+	names := w.Names("mcp__fx__")
 	if len(names) != 1+len(callable)+len(listedOnly) {
 		t.Fatalf("registered %d tools, want %d: %q", len(names), 1+len(callable)+len(listedOnly), names)
 	}
@@ -158,19 +158,19 @@ func TestManyToolsAndBigSchemas(t *testing.T) {
 		w := newWorld(t)
 		start := time.Now()
 		w.mustLoad(cordis(fixtureEnt("fx", "fx", "--only", "echo", "--tools-count", "10000", "--pidfile", w.pidFile("fx"))))
-		w.settle(60 * time.Second)
+		w.Settle(60 * time.Second)
 		t.Logf("10 000 tools ready after %s", time.Since(start).Round(time.Millisecond))
-		if e := w.entry("fx"); e.State != host.Ready {
+		if e := w.Entry("fx"); e.State != host.Ready {
 			t.Fatalf("entry %s: %s", e.State, e.Error)
 		}
-		if n := len(w.names("mcp__fx__")); n != 10001 {
+		if n := len(w.Names("mcp__fx__")); n != 10001 {
 			t.Fatalf("%d tools registered, want 10001", n)
 		}
 		if st := w.status("fx"); st.ToolCount != 10001 {
 			t.Errorf("status counts %d tools", st.ToolCount)
 		}
 		var model []json.RawMessage
-		if err := json.Unmarshal(w.reg.ModelJSON(), &model); err != nil || len(model) != 10001 {
+		if err := json.Unmarshal(w.Tools.ModelJSON(), &model); err != nil || len(model) != 10001 {
 			t.Errorf("ModelJSON: %d tools, %v", len(model), err)
 		}
 		w.wantCall("mcp__fx__gen_09999", `{}`, "gen_09999 ok")
@@ -180,12 +180,12 @@ func TestManyToolsAndBigSchemas(t *testing.T) {
 		t.Parallel()
 		w := newWorld(t)
 		w.mustLoad(cordis(fixtureEnt("fx", "fx", "--only", "echo", "--schema-bytes", strconv.Itoa(1<<20), "--pidfile", w.pidFile("fx"))))
-		w.settle(30 * time.Second)
-		tool, ok := w.reg.Lookup("mcp__fx__big_schema")
+		w.Settle(30 * time.Second)
+		tool, ok := w.Tools.Lookup("mcp__fx__big_schema")
 		if !ok || len(tool.Parameters) != 1<<20 || !json.Valid(tool.Parameters) {
 			t.Fatalf("big_schema: registered %v, %d bytes of schema", ok, len(tool.Parameters))
 		}
-		if !bytes.Contains(w.reg.ModelJSON(), tool.Parameters) {
+		if !bytes.Contains(w.Tools.ModelJSON(), tool.Parameters) {
 			t.Errorf("the model's tool list does not hold the schema verbatim")
 		}
 		w.wantCall("mcp__fx__big_schema", `{}`, "big_schema ok")
@@ -197,12 +197,12 @@ func TestManyToolsAndBigSchemas(t *testing.T) {
 			fixtureEnt("ok", "ok", "--only", "echo", "--pidfile", w.pidFile("ok")),
 			fixtureEnt("fx", "fx", "--only", "echo", "--schema-bytes", strconv.Itoa(overLimit), "--pidfile", w.pidFile("fx")),
 		))
-		w.settle(60 * time.Second)
-		e := w.entry("fx")
+		w.Settle(60 * time.Second)
+		e := w.Entry("fx")
 		if e.State != host.Failed || !strings.Contains(e.Error, "tools/list") || !strings.Contains(e.Error, "exceeded the 32 MiB message limit") {
 			t.Errorf("entry %s: %q; want failed: tools/list … exceeded the 32 MiB message limit", e.State, e.Error)
 		}
-		if names := w.names("mcp__fx__"); len(names) != 0 {
+		if names := w.Names("mcp__fx__"); len(names) != 0 {
 			t.Errorf("tools registered: %q", names)
 		}
 		w.wantCall("mcp__ok__echo", `{"message":"fine"}`, "echo: fine")
@@ -227,7 +227,7 @@ func TestStderrFlood(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t)
 			w.mustLoad(cordis(fixtureEnt("fx", "fx", append([]string{"--only", "echo", "--pidfile", w.pidFile("fx")}, tc.args...)...)))
-			w.settle(30 * time.Second)
+			w.Settle(30 * time.Second)
 			if tc.last != "" {
 				w.waitLog(30*time.Second, "server stderr", "line="+tc.last)
 			} else {

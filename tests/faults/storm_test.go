@@ -40,7 +40,7 @@ func TestListChangedStormDuringCalls(t *testing.T) {
 				st = httpEnt("st", "st", url).with("toolCallTimeoutMs", 60000)
 			}
 			w.mustLoad(cordis(st, fixtureEnt("other", "other", "--only", "echo", "--pidfile", w.pidFile("other"))))
-			w.settle(30 * time.Second)
+			w.Settle(30 * time.Second)
 
 			var calls, failures atomic.Int64
 			var first sync.Once
@@ -59,7 +59,7 @@ func TestListChangedStormDuringCalls(t *testing.T) {
 						default:
 						}
 						msg := fmt.Sprintf("g%d-%d", g, i)
-						res := w.call(tool, `{"message":"`+msg+`"}`)
+						res := w.Call(tool, `{"message":"`+msg+`"}`)
 						calls.Add(1)
 						if res.IsError || res.Text != "echo: "+msg {
 							failures.Add(1)
@@ -74,12 +74,12 @@ func TestListChangedStormDuringCalls(t *testing.T) {
 			for k := range rounds {
 				w.wantCall("mcp__st__storm", fmt.Sprintf(`{"count":%d}`, count), fmt.Sprintf("sent %d", count))
 				change := fmt.Sprintf(`{"add":["extra_%d"],"remove":["extra_%d"]}`, k, k-1)
-				if res := w.call("mcp__st__set_tools", change); res.IsError {
+				if res := w.Call("mcp__st__set_tools", change); res.IsError {
 					t.Fatalf("set_tools: %+v", res)
 				}
 			}
 			last := fmt.Sprintf("mcp__st__extra_%d", rounds-1)
-			w.waitTools("the last change", 30*time.Second, func(names []string) bool {
+			w.WaitTools("the last change", 30*time.Second, func(names []string) bool {
 				return slices.Contains(names, last) && !slices.Contains(names, fmt.Sprintf("mcp__st__extra_%d", rounds-2))
 			})
 			took := time.Since(start)
@@ -90,7 +90,7 @@ func TestListChangedStormDuringCalls(t *testing.T) {
 				t.Errorf("%d of %d calls failed during the storms; the first: %s", n, calls.Load(), failure)
 			}
 			w.wantCall(last, `{}`, fmt.Sprintf("extra_%d ok", rounds-1))
-			res := w.call("mcp__st__listings", `{}`)
+			res := w.Call("mcp__st__listings", `{}`)
 			pages, err := strconv.Atoi(res.Text)
 			// The first listing; per storm at most two (one running, one
 			// pending); per set_tools at most one more. A listing is at most
