@@ -13,8 +13,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -173,4 +175,49 @@ func (l *Lines) WaitClosed(d time.Duration) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.closed
+}
+
+// Start starts cmd with its stdout and stderr read line by line (see
+// ReadLines for maxLine). Set up stdin before. The read ends are closed at
+// cleanup, after the cleanups registered later (which stop the process).
+func Start(t testing.TB, cmd *exec.Cmd, maxLine int) (stdout, stderr *Lines) {
+	t.Helper()
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	t.Cleanup(func() {
+		outR.Close()
+		errR.Close()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ReadLines(outR, maxLine), ReadLines(errR, maxLine)
+}
+
+// ReadPIDs reads a pid file: pids separated by white space.
+func ReadPIDs(t testing.TB, path string) []int {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("pid file: %v", err)
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(data)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatalf("pid file %s: %q is not a pid", path, f)
+		}
+		pids = append(pids, pid)
+	}
+	return pids
 }

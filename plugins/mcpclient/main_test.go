@@ -20,6 +20,7 @@ import (
 
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/internal/hosttest"
+	"github.com/harness-go/harness/internal/proctest"
 )
 
 // TestMain checks, after every test has run, that no goroutine is left
@@ -104,30 +105,13 @@ func (hx *harness) checkNoProcesses() {
 	hx.t.Helper()
 	files, _ := filepath.Glob(filepath.Join(hx.Dir, "pids-*"))
 	for _, f := range files {
-		for _, pid := range readPIDs(hx.t, f) {
+		for _, pid := range proctest.ReadPIDs(hx.t, f) {
 			if running(pid) {
 				hx.t.Errorf("process %d (from %s) is still running after the host closed", pid, filepath.Base(f))
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}
 		}
 	}
-}
-
-func readPIDs(t testing.TB, path string) []int {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("pid file: %v", err)
-	}
-	var pids []int
-	for _, f := range strings.Fields(string(data)) {
-		pid, err := strconv.Atoi(f)
-		if err != nil {
-			t.Fatalf("pid file %s: %q", path, f)
-		}
-		pids = append(pids, pid)
-	}
-	return pids
 }
 
 // running reports whether pid is a process that still runs, or could.

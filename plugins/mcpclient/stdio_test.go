@@ -20,6 +20,7 @@ import (
 	"github.com/harness-go/harness/fiber"
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/internal/fixture"
+	"github.com/harness-go/harness/internal/proctest"
 	"github.com/harness-go/harness/plugins/tools"
 )
 
@@ -578,7 +579,7 @@ func TestStdioCloseIsBounded(t *testing.T) {
 	if spawned.IsError {
 		t.Fatalf("spawn: %+v", spawned)
 	}
-	pids := readPIDs(t, pidFile)
+	pids := proctest.ReadPIDs(t, pidFile)
 	if len(pids) != 3 {
 		t.Fatalf("pid file holds %v, want the server and two grandchildren", pids)
 	}
@@ -966,7 +967,7 @@ func TestDisposeLeavesNothing(t *testing.T) {
 		hx.wantCall("mcp__g__echo", `{"message":"x"}`, "echo: x", false)
 		hx.wantCall("mcp__gm__echo", `{"message":"x"}`, "echo: x", false)
 		hx.wantCall("mcp__f__echo", `{"message":"x"}`, "echo: x", false)
-		pids := append(readPIDs(t, hx.pidFile("stdio")), readPIDs(t, hx.pidFile("stdio-modern"))...)
+		pids := append(proctest.ReadPIDs(t, hx.pidFile("stdio")), proctest.ReadPIDs(t, hx.pidFile("stdio-modern"))...)
 		if err := hx.H.Close(context.Background()); err != nil {
 			t.Fatal(err)
 		}

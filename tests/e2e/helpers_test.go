@@ -24,8 +24,6 @@ import (
 // a test wait for a line with a deadline.
 type stream = proctest.Lines
 
-func newStream(r io.Reader) *stream { return proctest.ReadLines(r, 0) }
-
 func equals(want string) func(string) bool { return func(l string) bool { return l == want } }
 func hasPrefix(p string) func(string) bool {
 	return func(l string) bool { return strings.HasPrefix(l, p) }
@@ -67,23 +65,8 @@ func startSession(t *testing.T, rc runConfig, args ...string) *session {
 	if err != nil {
 		t.Fatal(err)
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = outW, errW
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	outW.Close()
-	errW.Close()
 	s := &session{t: t, cmd: cmd, stdin: stdin, exited: make(chan struct{})}
-	s.out = newStream(outR)
-	s.err = newStream(errR)
+	s.out, s.err = proctest.Start(t, cmd, 0)
 	go func() {
 		defer close(s.exited)
 		err := cmd.Wait()
@@ -102,8 +85,6 @@ func startSession(t *testing.T, rc runConfig, args ...string) *session {
 			<-s.exited
 		}
 		cancel()
-		outR.Close()
-		errR.Close()
 		checkNoRace(t, s.err.Text())
 	})
 	return s
@@ -265,21 +246,8 @@ func startServer(t *testing.T, env []string, command string, args ...string) *se
 	cmd.Env = environ(env, nil)
 	cmd.Dir = t.TempDir()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = outW, errW
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	outW.Close()
-	errW.Close()
-	s := &server{cmd: cmd, out: newStream(outR), err: newStream(errR), exited: make(chan struct{})}
+	s := &server{cmd: cmd, exited: make(chan struct{})}
+	s.out, s.err = proctest.Start(t, cmd, 0)
 	go func() { cmd.Wait(); close(s.exited) }()
 	t.Cleanup(func() {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
@@ -289,8 +257,6 @@ func startServer(t *testing.T, env []string, command string, args ...string) *se
 		}
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-s.exited
-		outR.Close()
-		errR.Close()
 	})
 	return s
 }

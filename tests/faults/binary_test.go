@@ -169,21 +169,8 @@ func start(t *testing.T, bin, dir string, env []string, args ...string) *session
 	if err != nil {
 		t.Fatal(err)
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = outW, errW
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	outW.Close()
-	errW.Close()
-	s := &session{t: t, cmd: cmd, stdin: stdin, out: readLines(outR), err: readLines(errR), exited: make(chan struct{})}
+	s := &session{t: t, cmd: cmd, stdin: stdin, exited: make(chan struct{})}
+	s.out, s.err = proctest.Start(t, cmd, maxKept)
 	go func() {
 		err := cmd.Wait()
 		s.exitAt = time.Now()
@@ -204,8 +191,6 @@ func start(t *testing.T, bin, dir string, env []string, args ...string) *session
 			_ = cmd.Process.Kill()
 			<-s.exited
 		}
-		outR.Close()
-		errR.Close()
 		noRaceOrPanic(t, s.err.Text())
 	})
 	return s

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/harness-go/harness/internal/proctest"
 )
 
 // Processes the tests did not start themselves — a server the harness
@@ -109,25 +111,8 @@ func describeProcs(pids []int) string {
 // grandchild's. Whatever it read is killed at cleanup if still running.
 func readPIDs(t testing.TB, path string) []int {
 	t.Helper()
-	pids := parsePIDs(t, path)
+	pids := proctest.ReadPIDs(t, path)
 	killAtCleanup(t, pids)
-	return pids
-}
-
-func parsePIDs(t testing.TB, path string) []int {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("pid file: %v", err)
-	}
-	var pids []int
-	for _, f := range strings.Fields(string(data)) {
-		pid, err := strconv.Atoi(f)
-		if err != nil {
-			t.Fatalf("pid file %s: %q is not a pid", path, f)
-		}
-		pids = append(pids, pid)
-	}
 	return pids
 }
 
