@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 )
 
@@ -54,11 +53,7 @@ func Build() (*Binaries, error) {
 	if err != nil {
 		return nil, err
 	}
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goTool); err != nil {
-		goTool = "go"
-	}
-	cmd := exec.Command(goTool, "build", "-o", dir+string(filepath.Separator),
+	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator),
 		"./tests/fixtures/mcpfixture", "./cmd/harness", "./bench/internal/pipeecho")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"gopkg.in/yaml.v3"
 
@@ -430,15 +429,4 @@ func canonical(b *strings.Builder, n *yaml.Node, exprs map[*yaml.Node]*jsexpr.Ex
 		b.WriteString(n.ShortTag())
 		b.WriteString(strconv.Quote(n.Value))
 	}
-}
-
-// printable reports whether s has no control characters; used for values that
-// end up in messages.
-func printable(s string) bool {
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			return false
-		}
-	}
-	return true
 }

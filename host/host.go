@@ -394,7 +394,8 @@ func (h *Host) apply(e *entry) {
 	if ready {
 		h.setState(e, Ready, nil, nil)
 	}
-	h.wakePending()
+	// The entries waiting for a service this one provides are applied by
+	// the caller's wakePending (Provide also queues one).
 }
 
 func safeApply(p Plugin, ctx *Context) (err error) {

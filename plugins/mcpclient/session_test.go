@@ -74,10 +74,6 @@ func (s *rawServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, req.ID, answer)
 }
 
-func oneTool(string) string {
-	return `{"tools":[{"name":"t","description":"d","inputSchema":{"type":"object"}}]}`
-}
-
 func TestListingProblems(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
