@@ -124,7 +124,7 @@ func TestRunStopsWhenCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, inR, io.Discard, io.Discard) }()
-	time.Sleep(20 * time.Millisecond)
+	// Whether run is already reading or not yet, cancelling must end it.
 	cancel()
 	select {
 	case err := <-done:
