@@ -40,6 +40,8 @@
 //     disposed first (they go back to pending); then the instance's fiber:
 //     its children, its disposers in reverse order, its goroutines. Disposal
 //     is bounded by [Options.DisposeTimeout]; what hung is named in the log.
+//     Instances stopped together (an edit's removals, Close) are disposed
+//     concurrently, dependents before their providers.
 //  9. Failed is sticky: a failed entry stays failed until its configuration
 //     changes or someone restarts it ([Host.Restart]).
 //
