@@ -40,8 +40,30 @@ func (blocker) Apply(ctx *host.Context) error {
 	return err
 }
 
+// slow is a test plugin whose start finishes when the test closes the gate
+// named in its config.
+type slow struct {
+	Gate string `yaml:"gate"`
+}
+
+// gates holds the channels slow plugins wait on, by name (test code only).
+var gates sync.Map
+
+func (p *slow) Apply(ctx *host.Context) error {
+	done := ctx.Begin("connect")
+	gate, _ := gates.LoadOrStore(p.Gate, make(chan struct{}))
+	return ctx.Go("connect", func(c context.Context) {
+		select {
+		case <-gate.(chan struct{}):
+			done(nil)
+		case <-c.Done():
+		}
+	})
+}
+
 func init() {
 	host.Register(host.Kind{Name: "cli-test-blocker", Inject: []string{tools.Service}, New: func() host.Plugin { return blocker{} }})
+	host.Register(host.Kind{Name: "cli-test-slow", New: func() host.Plugin { return &slow{} }})
 }
 
 func TestParseFlagsAnywhere(t *testing.T) {
@@ -262,6 +284,22 @@ func TestLiveProgressOnATerminal(t *testing.T) {
 	}
 	if !strings.Contains(s.errOut.String(), `harness: entry "bad" failed: apply:`) {
 		t.Fatalf("stderr:\n%q", s.errOut)
+	}
+}
+
+func TestLiveLineWhileEntriesStart(t *testing.T) {
+	t.Parallel()
+	gate := make(chan struct{})
+	gates.Store(t.Name(), gate)
+	s := start(t, "- id: echo\n  name: echo\n- id: slowpoke\n  name: cli-test-slow\n  config: {gate: "+t.Name()+"}\n", true, "tools")
+	// A terminal gets one line, redrawn in place, naming who is starting.
+	s.errOut.waitFor(t, "\r\x1b[K1 ready; starting slowpoke")
+	close(gate)
+	if code := s.exit(); code != 0 {
+		t.Fatalf("exit %d\n%q", code, s.errOut)
+	}
+	if got := s.errOut.String(); !strings.HasSuffix(got, "\r\x1b[K") {
+		t.Fatalf("the live line was not cleared at the end: %q", got)
 	}
 }
 
