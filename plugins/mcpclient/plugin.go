@@ -214,11 +214,11 @@ func (rt *runtime) connect(life context.Context) error {
 		if errors.Is(err, context.DeadlineExceeded) && life.Err() == nil {
 			err = fmt.Errorf("startup timed out after %s (startupTimeoutMs): %w", rt.cfg.startupTimeout(), sess.explain(err))
 		}
-		err = rt.redact.err(err)
-		if strings.HasPrefix(err.Error(), "mcp-client("+rt.cfg.ServerName+"): ") {
-			return err // the seeds' messages from swap name the server already
+		var named *listingError
+		if errors.As(err, &named) {
+			return err // the seeds' messages name the server already
 		}
-		return fmt.Errorf("mcp-client(%s): %w", rt.cfg.ServerName, err)
+		return fmt.Errorf("mcp-client(%s): %w", rt.cfg.ServerName, rt.redact.err(err))
 	}
 	return nil
 }
@@ -261,15 +261,15 @@ func (rt *runtime) swap(list []rawTool) error {
 	hidden := 0
 	for _, t := range list {
 		if t.Name == "" {
-			return fmt.Errorf("mcp-client(%s): server listed a tool without a name — invalid tool list", server)
+			return listingErrorf("mcp-client(%s): server listed a tool without a name — invalid tool list", server)
 		}
 		if byRaw[t.Name] {
-			return fmt.Errorf("mcp-client(%s): server listed tool %q more than once — invalid tool list", server, t.Name)
+			return listingErrorf("mcp-client(%s): server listed tool %q more than once — invalid tool list", server, t.Name)
 		}
 		byRaw[t.Name] = true
 		public := PublicName(server, t.Name)
 		if other, dup := byPublic[public]; dup {
-			return fmt.Errorf("mcp-client(%s): server listed tools %q and %q, which both become %q — invalid tool list", server, other, t.Name, public)
+			return listingErrorf("mcp-client(%s): server listed tools %q and %q, which both become %q — invalid tool list", server, other, t.Name, public)
 		}
 		byPublic[public] = t.Name
 		if !rt.cfg.exposes(t.Name) {
@@ -305,7 +305,7 @@ func (rt *runtime) swap(list []rawTool) error {
 		if !errors.Is(err, tools.ErrConflict) {
 			return err // the instance is being disposed
 		}
-		err = fmt.Errorf("mcp-client(%s): tool registration failed, no tools registered: %w", server, err)
+		err = listingErrorf("mcp-client(%s): tool registration failed, no tools registered: %w", server, err)
 		rt.log.Error(err.Error())
 		return err
 	}
@@ -314,6 +314,17 @@ func (rt *runtime) swap(list []rawTool) error {
 	rt.mu.Unlock()
 	rt.log.Info("tools registered", "count", len(batch))
 	return nil
+}
+
+// listingError is a sync failure in the seeds' words, which start with
+// "mcp-client(<serverName>): ".
+type listingError struct{ err error }
+
+func (e *listingError) Error() string { return e.err.Error() }
+func (e *listingError) Unwrap() error { return e.err }
+
+func listingErrorf(format string, args ...any) error {
+	return &listingError{fmt.Errorf(format, args...)}
 }
 
 // digestTools identifies a listing by everything that reaches the model.
