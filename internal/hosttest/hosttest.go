@@ -300,3 +300,24 @@ func (w *LogWatch) Wait(t testing.TB, within time.Duration, what string, n int, 
 		}
 	}
 }
+
+// SeedsExample is the seeds' two-entry cordis.yml (DESIGN §5), unchanged: it
+// must load as it is.
+const SeedsExample = `- id: mcp-github
+  name: '@deepseek-ai/dsh-mcp-client'
+  config:
+    serverName: github
+    transport: stdio
+    command: npx
+    args: ['-y', '@modelcontextprotocol/server-github']
+    env:
+      GITHUB_TOKEN: !!js process.env.GITHUB_TOKEN
+- id: mcp-web
+  name: '@deepseek-ai/dsh-mcp-client'
+  config:
+    serverName: web
+    transport: streamable-http
+    url: http://localhost:3000/mcp
+    headers:
+      Authorization: !!js '` + "`Bearer ${process.env.MCP_TOKEN}`" + `'
+`

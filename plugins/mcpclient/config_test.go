@@ -15,6 +15,7 @@ import (
 
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/host/jsexpr"
+	"github.com/harness-go/harness/internal/hosttest"
 )
 
 // problems flattens what Validate returns into "field: message" lines.
@@ -253,24 +254,7 @@ func problemLines(ps []host.Problem) []string {
 }
 
 // seedsExample is DESIGN §5's cordis.yml, unchanged.
-const seedsExample = `- id: mcp-github
-  name: '@deepseek-ai/dsh-mcp-client'
-  config:
-    serverName: github
-    transport: stdio
-    command: npx
-    args: ['-y', '@modelcontextprotocol/server-github']
-    env:
-      GITHUB_TOKEN: !!js process.env.GITHUB_TOKEN
-- id: mcp-web
-  name: '@deepseek-ai/dsh-mcp-client'
-  config:
-    serverName: web
-    transport: streamable-http
-    url: http://localhost:3000/mcp
-    headers:
-      Authorization: !!js '` + "`Bearer ${process.env.MCP_TOKEN}`" + `'
-`
+const seedsExample = hosttest.SeedsExample
 
 func TestSeedsExampleChecks(t *testing.T) {
 	t.Parallel()

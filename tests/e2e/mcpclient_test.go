@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/harness-go/harness/internal/fixture"
+	"github.com/harness-go/harness/internal/hosttest"
 	"github.com/harness-go/harness/internal/npmtest"
 )
 
@@ -256,25 +257,8 @@ func TestSeedsConfigLiveRename(t *testing.T) {
 	}
 }
 
-// seedsExample is DESIGN §5's two-entry example, unchanged.
-const seedsExample = `- id: mcp-github
-  name: '@deepseek-ai/dsh-mcp-client'
-  config:
-    serverName: github
-    transport: stdio
-    command: npx
-    args: ['-y', '@modelcontextprotocol/server-github']
-    env:
-      GITHUB_TOKEN: !!js process.env.GITHUB_TOKEN
-- id: mcp-web
-  name: '@deepseek-ai/dsh-mcp-client'
-  config:
-    serverName: web
-    transport: streamable-http
-    url: http://localhost:3000/mcp
-    headers:
-      Authorization: !!js '` + "`Bearer ${process.env.MCP_TOKEN}`" + `'
-`
+// seedsExample is DESIGN §5's cordis.yml, unchanged.
+const seedsExample = hosttest.SeedsExample
 
 func TestSeedsExampleValidates(t *testing.T) {
 	t.Parallel()
