@@ -54,7 +54,7 @@ func TestRenderConfig(t *testing.T) {
 	if len(f.Entries) != 2 || f.Entries[0].ID != "a" || f.Entries[1].Name != "mcp-client" {
 		t.Fatalf("entries %+v", f.Entries)
 	}
-	if r := host.Check(f, host.ProcessEnv()); len(r.Errors) > 0 {
+	if r := host.Check(f, host.ProcessEnv(), nil); len(r.Errors) > 0 {
 		t.Fatal(r.Errors)
 	}
 	if _, err := host.ParseFile("cordis.yml", RenderConfig(nil, "")); err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/harness-go/harness/host/jsexpr"
+	"github.com/harness-go/harness/host/secret"
 )
 
 // Report is the outcome of checking a parsed cordis.yml without starting
@@ -22,9 +23,11 @@ type Report struct {
 // Check checks a parsed cordis.yml the way `harness validate` does: every
 // entry's plugin kind, the strict decoding and validation of its config with
 // the !!js values of env, and values that must be unique among enabled
-// entries (see [Uniquer]).
-func Check(f *File, env jsexpr.Env) Report {
-	r := check(f, env, true)
+// entries (see [Uniquer]). The values of secret fields, and whatever !!js
+// read from env, are added to secrets (nil: nowhere), before any problem is
+// reported: a problem may quote them.
+func Check(f *File, env jsexpr.Env, secrets *secret.Set) Report {
+	r := check(f, env, true, secrets)
 	return Report{Errors: r.errors, Warnings: r.warnings}
 }
 
@@ -35,8 +38,9 @@ type checkResult struct {
 // check validates every entry of f. With unique set it also reports values
 // that must be unique; a running host leaves that to the plugins, so that
 // only the later instance fails.
-func check(f *File, env jsexpr.Env, unique bool) checkResult {
+func check(f *File, env jsexpr.Env, unique bool, secrets *secret.Set) checkResult {
 	var out checkResult
+	env = recording(env, secrets)
 	type owner struct {
 		id  string
 		pos Pos
@@ -63,7 +67,9 @@ func check(f *File, env jsexpr.Env, unique bool) checkResult {
 			}
 		}
 		p := kind.New()
-		if problems := e.decode(r, p); len(problems) > 0 {
+		problems := e.decode(r, p)
+		secrets.Add(secretValues(p)...)
+		if len(problems) > 0 {
 			out.errors = append(out.errors, problems...)
 			continue
 		}

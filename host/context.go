@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/harness-go/harness/fiber"
+	"github.com/harness-go/harness/host/secret"
 )
 
 // Context is what a plugin's Apply receives: its fiber, its services, its
@@ -30,6 +31,12 @@ func (c *Context) Context() context.Context { return c.inst.fiber.Context() }
 
 // Logger returns a logger whose records carry the entry id and plugin kind.
 func (c *Context) Logger() *slog.Logger { return c.inst.log }
+
+// Secrets returns the host's secret set. Redact with it whatever the
+// instance prints or returns as its own text (errors, status, log values
+// that did not go through [Context.Logger], which redacts already); never a
+// tool result, which is the server's words.
+func (c *Context) Secrets() *secret.Set { return c.host.secrets }
 
 // Dir returns the absolute directory of the cordis.yml the entry comes from;
 // relative paths in the configuration resolve against it.

@@ -138,7 +138,7 @@ func TestCheckReportsWarningsAndDuplicates(t *testing.T) {
     secret: !!js '`+"`Bearer ${process.env.NO_TOKEN}`"+`'
 `)
 	env := jsexpr.Env{Lookup: func(string) (string, bool) { return "", false }, Cwd: "/"}
-	r := host.Check(f, env)
+	r := host.Check(f, env, nil)
 	if len(r.Errors) != 1 || r.Errors[0].Error() != `cordis.yml:10:14: entry "two": config.reserve: "github" is already used by entry "one" (cordis.yml:5:14); it must be unique among enabled entries` {
 		t.Fatalf("errors %v", r.Errors)
 	}

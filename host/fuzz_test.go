@@ -32,7 +32,7 @@ func FuzzParseFile(f *testing.F) {
 			}
 			return
 		}
-		host.Check(file, env)
+		host.Check(file, env, nil)
 		if p := host.Reconcile(file.Entries, file.Entries); !p.Empty() {
 			t.Fatalf("a file differs from itself: %s", p)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/harness-go/harness/fiber"
 	"github.com/harness-go/harness/host/jsexpr"
+	"github.com/harness-go/harness/host/secret"
 )
 
 // Options configure a [Host]. The zero value is usable.
@@ -25,6 +26,11 @@ type Options struct {
 	Env *jsexpr.Env
 	// DisposeTimeout bounds the disposal of one instance. Default 10s.
 	DisposeTimeout time.Duration
+	// Secrets is the host's secret set (see package secret): the values of
+	// secret fields and of what !!js read join it, and the host's logger
+	// redacts them. Default: a new, empty set. The caller seeds it with the
+	// ambient credentials it knows of ([secret.Set.AddEnviron]).
+	Secrets *secret.Set
 }
 
 // DefaultDisposeTimeout bounds the disposal of one instance when
@@ -39,6 +45,7 @@ type Host struct {
 	log            *slog.Logger
 	env            jsexpr.Env
 	disposeTimeout time.Duration
+	secrets        *secret.Set
 	root           *fiber.Fiber
 
 	mu       sync.Mutex
@@ -87,6 +94,7 @@ func New(opts Options) *Host {
 	h := &Host{
 		log:            opts.Logger,
 		disposeTimeout: opts.DisposeTimeout,
+		secrets:        opts.Secrets,
 		entries:        map[string]*entry{},
 		services:       map[string]*service{},
 		shared:         map[any]any{},
@@ -98,6 +106,10 @@ func New(opts Options) *Host {
 	if h.log == nil {
 		h.log = slog.Default()
 	}
+	if h.secrets == nil {
+		h.secrets = secret.New()
+	}
+	h.log = slog.New(h.secrets.Handler(h.log.Handler()))
 	if h.disposeTimeout <= 0 {
 		h.disposeTimeout = DefaultDisposeTimeout
 	}
@@ -110,6 +122,9 @@ func New(opts Options) *Host {
 	go h.run()
 	return h
 }
+
+// Secrets returns the host's secret set (see [Options.Secrets]).
+func (h *Host) Secrets() *secret.Set { return h.secrets }
 
 // ProcessEnv is the environment !!js reads by default: the process's
 // variables and working directory.
@@ -212,7 +227,7 @@ func (h *Host) load(f *File) (*Plan, error) {
 	if closed {
 		return nil, ErrClosed
 	}
-	if problems := check(f, h.env, false).errors; len(problems) > 0 {
+	if problems := check(f, h.env, false, h.secrets).errors; len(problems) > 0 {
 		err := &LoadError{Problems: problems}
 		h.log.Info("configuration refused; nothing changed", "file", f.Path, "err", err)
 		h.emit(Event{Type: ReloadRejected, Err: err})
@@ -366,9 +381,10 @@ func (h *Host) apply(e *entry) {
 	h.setState(e, Starting, nil, nil)
 
 	plugin := e.kind.New()
-	r, problems := e.spec.resolve(h.env)
+	r, problems := e.spec.resolve(recording(h.env, h.secrets))
 	if len(problems) == 0 {
 		problems = e.spec.decode(r, plugin)
+		h.secrets.Add(secretValues(plugin)...)
 	}
 	if len(problems) > 0 {
 		h.stop(e, Failed, &LoadError{Problems: problems})
@@ -624,6 +640,7 @@ func (h *Host) fault(f *fiber.Fiber, err error) {
 // setState is the one place an entry's state changes: it records it, logs it,
 // tells subscribers and wakes waiters.
 func (h *Host) setState(e *entry, s State, err error, missing []string) {
+	err = h.secrets.Err(err) // a reason may quote a secret: status and events show it
 	h.mu.Lock()
 	prev := e.state
 	e.state, e.err, e.missing, e.since = s, err, missing, time.Now()
@@ -647,6 +664,7 @@ func (h *Host) setState(e *entry, s State, err error, missing []string) {
 
 func (h *Host) emit(ev Event) {
 	ev.Time = time.Now()
+	ev.Err = h.secrets.Err(ev.Err)
 	h.mu.Lock()
 	for s := range h.subs {
 		s.push(ev)

@@ -1,8 +1,10 @@
 package host_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +14,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/host/jsexpr"
+	"github.com/harness-go/harness/plugins/tools"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -554,4 +558,81 @@ func TestStopsRunConcurrently(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the four disposals did not run together")
 	}
+}
+
+// The host's secret set: the values of fields tagged secret (literal or
+// !!js) and whatever !!js read from the environment, in any field, join it
+// when a file is checked — before anything is reported — and the host's
+// logger, the entries' errors and the events redact them. process.cwd() is
+// not a secret.
+func TestSecretsOfTheConfiguration(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	fx.env["HDR_SECRET"] = "hdr-secret-0123"
+	fx.env["LABEL_SECRET"] = "label-secret-0123"
+	var buf syncBuffer
+	h := host.New(host.Options{Env: &jsexpr.Env{Lookup: func(k string) (string, bool) { v, ok := fx.env[k]; return v, ok }, Cwd: "/work/dir-long-enough"},
+		Logger: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	h.Provide(recorderService, fx.rec)
+	h.Provide(tools.Service, tools.New())
+	t.Cleanup(func() { _ = h.Close(context.Background()) })
+	f, err := host.ParseFile("cordis.yml", []byte(`
+- id: a
+  name: probe
+  config:
+    token: literal-token-0123
+    headers:
+      Authorization: !!js '`+"`Bearer ${process.env.HDR_SECRET}`"+`'
+    label: !!js process.env.LABEL_SECRET
+    secret: !!js process.cwd()
+    failApply: "refused literal-token-0123 and label-secret-0123"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Load(context.Background(), f); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := h.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	set := h.Secrets()
+	for in, want := range map[string]string{
+		"literal-token-0123":     "<redacted>",
+		"Bearer hdr-secret-0123": "<redacted>",
+		"hdr-secret-0123":        "<redacted>",
+		"label-secret-0123":      "<redacted>",
+		"/work/dir-long-enough":  "/work/dir-long-enough",
+	} {
+		if got := set.Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+	snap := h.Snapshot()
+	if snap[0].State != host.Failed || !strings.Contains(snap[0].Error, "refused <redacted> and <redacted>") {
+		t.Fatalf("the entry should fail with the reason redacted: %+v", snap[0])
+	}
+	if out := buf.String(); strings.Contains(out, "literal-token-0123") || strings.Contains(out, "label-secret-0123") || !strings.Contains(out, "refused <redacted> and <redacted>") {
+		t.Fatalf("the host's log should show the failure redacted:\n%s", out)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -102,6 +102,9 @@ type probe struct {
 	Reserve   string   `yaml:"reserve"`
 	Count     int      `yaml:"count"`
 	Secret    string   `yaml:"secret"`
+	// Token and Headers are secret fields (see package secret).
+	Token   string            `yaml:"token" secret:"true"`
+	Headers map[string]string `yaml:"headers" secret:"true"`
 	// Barrier makes disposal wait until that many probes are disposing.
 	Barrier int `yaml:"barrier"`
 

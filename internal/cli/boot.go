@@ -13,6 +13,7 @@ import (
 
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/host/jsexpr"
+	"github.com/harness-go/harness/host/secret"
 	"github.com/harness-go/harness/internal/safe"
 	"github.com/harness-go/harness/plugins/mcpclient"
 	"github.com/harness-go/harness/plugins/tools"
@@ -30,16 +31,17 @@ type harness struct {
 	tools *tools.Registry
 }
 
-func newLogger(w io.Writer, o *options) *slog.Logger {
+func newLogger(w io.Writer, o *options, secrets *secret.Set) *slog.Logger {
 	level := slog.LevelWarn
 	if o.logLevel != "" {
 		level = levels[o.logLevel]
 	}
 	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler = slog.NewTextHandler(w, opts)
 	if o.logFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		h = slog.NewJSONHandler(w, opts)
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.New(secrets.Handler(h))
 }
 
 func jsEnv(env Env) *jsexpr.Env {
@@ -51,12 +53,12 @@ func jsEnv(env Env) *jsexpr.Env {
 // caller subscribes to progress, then calls load. A file that does not parse
 // is exit code 2.
 func boot(o *options, env Env) (*harness, *host.File, error) {
-	log := newLogger(env.Stderr, o)
+	log := newLogger(env.Stderr, o, env.secrets)
 	f, err := host.ReadFile(o.config)
 	if err != nil {
 		return nil, nil, exit(ExitUsage, "harness: %s", safe.Text(err.Error()))
 	}
-	h := host.New(host.Options{Logger: log, Env: jsEnv(env)})
+	h := host.New(host.Options{Logger: log, Env: jsEnv(env), Secrets: env.secrets})
 	reg := tools.New()
 	h.Provide(tools.Service, reg)
 	return &harness{o: o, env: env, log: log, host: h, tools: reg}, f, nil

@@ -14,6 +14,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"time"
+
+	"github.com/harness-go/harness/host/secret"
 )
 
 // Exit codes.
@@ -35,6 +37,10 @@ type Env struct {
 	Signals <-chan os.Signal
 	// StdinTTY and StderrTTY say whether the streams are terminals.
 	StdinTTY, StderrTTY bool
+
+	// secrets is the run's secret set, made by Main: Stderr redacts with it,
+	// and the host adds the configuration's secrets to it.
+	secrets *secret.Set
 }
 
 // options are the parsed flags.
@@ -170,6 +176,13 @@ func Main(ctx context.Context, args []string, env Env) int {
 	if env.Lookup == nil {
 		env.Lookup = os.LookupEnv
 	}
+	// One secret set for the run: the ambient credentials now, the
+	// configuration's secrets as it is read. Everything on stderr passes
+	// through it; stdout only where the text is ours (status), never a tool
+	// result.
+	env.secrets = secret.New()
+	env.secrets.AddEnviron(os.Environ())
+	env.Stderr = env.secrets.Writer(env.Stderr)
 	o, err := parse(args)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "harness: %v\n\n", err)

@@ -187,10 +187,11 @@ func showStatus(ctx context.Context, hs *harness, progress *reporter) error {
 		return err
 	}
 	snap := hs.host.Snapshot()
+	out := hs.env.secrets.Writer(hs.env.Stdout) // status is our text: no secret in it
 	if hs.o.json {
-		writeStatusJSON(hs.env.Stdout, hs.o.config, snap, hs.tools)
+		writeStatusJSON(out, hs.o.config, snap, hs.tools)
 	} else {
-		writeStatusText(hs.env.Stdout, snap, hs.tools)
+		writeStatusText(out, snap, hs.tools)
 	}
 	bad := false
 	for _, e := range snap {
@@ -272,7 +273,7 @@ func validate(o *options, env Env) error {
 	if le != nil {
 		problems = append(problems, le.Problems...)
 	}
-	report := host.Check(f, *jsEnv(env))
+	report := host.Check(f, *jsEnv(env), env.secrets)
 	problems = append(problems, report.Errors...)
 	for _, w := range report.Warnings {
 		fmt.Fprintln(env.Stderr, "warning: "+safe.Line(w.Error()))

@@ -156,7 +156,7 @@ func (c *console) exec(ctx context.Context, line string) (quit bool) {
 	case "/tools":
 		writeTools(out, hs.tools, rest == "--json")
 	case "/status":
-		writeStatusText(out, hs.host.Snapshot(), hs.tools)
+		writeStatusText(hs.env.secrets.Writer(out), hs.host.Snapshot(), hs.tools)
 	case "/restart":
 		if rest == "" {
 			fmt.Fprintln(errOut, "usage: /restart ID")

@@ -242,7 +242,7 @@ func checkFile(t *testing.T, src string, vars map[string]string) host.Report {
 		t.Fatalf("ParseFile: %v", err)
 	}
 	env := jsexpr.Env{Lookup: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }, Cwd: t.TempDir()}
-	return host.Check(f, env)
+	return host.Check(f, env, nil)
 }
 
 func problemLines(ps []host.Problem) []string {

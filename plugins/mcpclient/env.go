@@ -3,24 +3,21 @@ package mcpclient
 import (
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/harness-go/harness/host/secret"
 )
 
-// sensitiveEnv matches the names of variables a child must not inherit:
-// anything that looks like a credential. Explicitly configured variables
-// are kept.
-var sensitiveEnv = regexp.MustCompile(`(?i)KEY|SECRET|TOKEN|PASSWORD`)
-
 // childEnv returns the environment of a stdio server: the ambient variables
-// whose names do not look like credentials, then the configured ones on top.
+// that do not look like credentials (secret.SensitiveVar: the scrub table),
+// then the configured ones on top — explicit values always pass.
 func childEnv(ambient []string, explicit map[string]string) []string {
 	out := make([]string, 0, len(ambient)+len(explicit))
 	for _, kv := range ambient {
-		name, _, _ := strings.Cut(kv, "=")
-		if sensitiveEnv.MatchString(name) {
+		name, value, _ := strings.Cut(kv, "=")
+		if secret.SensitiveVar(name, value) {
 			continue
 		}
 		if _, overridden := explicit[name]; overridden {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -470,6 +471,85 @@ func TestHTTPHeadersOnClose(t *testing.T) {
 	for _, r := range p.seen() {
 		if r.Method == http.MethodDelete && r.Header.Get("X-Api-Key") != "k-789" {
 			t.Errorf("the DELETE that ends the session carried X-Api-Key %q", r.Header.Get("X-Api-Key"))
+		}
+	}
+}
+
+// Credentials never go to another origin: a server that redirects to
+// another scheme, host or port gets nothing from us there, and the entry
+// fails naming where it was sent; a redirect on the same origin works.
+func TestHTTPRedirects(t *testing.T) {
+	t.Parallel()
+	const token = "Bearer redirect-secret-0123456789"
+	// elsewhere records what reaches the other origin.
+	var leaked atomic.Int32
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" || r.Header.Get("X-Api-Key") != "" {
+			leaked.Add(1)
+		}
+		http.Error(w, "not here", http.StatusNotFound)
+	}))
+	t.Cleanup(elsewhere.Close)
+	p := fixturePeer(t, fixture.Options{Only: []string{"echo"}, RequireHeaders: []string{"Authorization: " + token}})
+	mux := http.NewServeMux()
+	mux.HandleFunc("/moved", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, p.URL, http.StatusTemporaryRedirect) // same origin? no: p is another listener
+	})
+	mux.HandleFunc("/away", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere.URL+"/mcp", http.StatusTemporaryRedirect)
+	})
+	front := httptest.NewServer(mux)
+	t.Cleanup(front.Close)
+	// same-origin: a path on the fixture's own listener that redirects to
+	// its /mcp endpoint.
+	sameMux := http.NewServeMux()
+	sameMux.HandleFunc("/old", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/mcp", http.StatusTemporaryRedirect)
+	})
+	sameMux.Handle("/", fixture.HTTPHandler(fixture.Options{Only: []string{"echo"}, RequireHeaders: []string{"Authorization: " + token}}))
+	same := httptest.NewServer(sameMux)
+	t.Cleanup(same.Close)
+
+	hx := newHarness(t)
+	headers := map[string]any{"headers": map[string]string{"Authorization": token, "X-Api-Key": "key-0123456789"}}
+	hx.mustLoad(yml(
+		httpEntry("away", "away", front.URL+"/away", headers),
+		httpEntry("moved", "moved", front.URL+"/moved", headers),
+		httpEntry("same", "same", same.URL+"/old", headers),
+	))
+	for id, target := range map[string]string{"away": elsewhere.URL, "moved": p.URL} {
+		u, _ := url.Parse(target)
+		e := hx.wantState(id, host.Failed, "redirected to another origin, http://"+u.Host)
+		if strings.Contains(e.Error, "redirect-secret") {
+			t.Errorf("%s: the error shows the token: %s", id, e.Error)
+		}
+	}
+	if n := leaked.Load(); n > 0 {
+		t.Fatalf("%d request(s) carried our headers to another origin", n)
+	}
+	for _, r := range p.seen() {
+		t.Errorf("the fixture behind a cross-origin redirect got a %s %s", r.Method, r.RPCMethod)
+	}
+	hx.wantState("same", host.Ready)
+	hx.wantCall("mcp__same__echo", `{"message":"via a same-origin redirect"}`, "echo: via a same-origin redirect", false)
+}
+
+func TestOrigin(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"http://Example.com/mcp":      "http://example.com:80",
+		"https://example.com/mcp":     "https://example.com:443",
+		"https://example.com:443/x":   "https://example.com:443",
+		"http://127.0.0.1:8080/mcp":   "http://127.0.0.1:8080",
+		"http://[::1]:9/mcp":          "http://::1:9",
+		"HTTPS://example.com:8443/mc": "https://example.com:8443",
+	} {
+		u, err := url.Parse(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := origin(u); got != want {
+			t.Errorf("origin(%s) = %s, want %s", in, got, want)
 		}
 	}
 }

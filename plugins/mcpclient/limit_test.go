@@ -1,6 +1,8 @@
 package mcpclient
 
 import (
+	"github.com/harness-go/harness/host/secret"
+
 	"errors"
 	"io"
 	"strings"
@@ -58,12 +60,18 @@ func (c *chunked) Read(p []byte) (int, error) {
 
 func TestClippedBody(t *testing.T) {
 	t.Parallel()
+	secrets := secret.New()
+	const key = "sk-0123456789abcdef"
+	secrets.Add(key)
 	for _, tc := range []struct{ in, want string }{
 		{"short page", "short page"},
-		{strings.Repeat("x", errorPageBytes), strings.Repeat("x", errorPageBytes) + "…"},
+		{strings.Repeat("x", errorPageBytes), strings.Repeat("x", errorPageBytes)},
 		{strings.Repeat("y", 10*errorPageBytes), strings.Repeat("y", errorPageBytes) + "…"},
+		// A secret across the clip is redacted before the cut: no prefix leaks.
+		{strings.Repeat("z", errorPageBytes-5) + key + "tail", strings.Repeat("z", errorPageBytes-5) + "<reda…"},
+		{"key " + key + " echoed", "key <redacted> echoed"},
 	} {
-		got, err := io.ReadAll(&clippedBody{ReadCloser: io.NopCloser(&chunked{s: tc.in, n: 100}), left: errorPageBytes})
+		got, err := io.ReadAll(&clippedBody{ReadCloser: io.NopCloser(&chunked{s: tc.in, n: 100}), max: errorPageBytes, secrets: secrets})
 		if err != nil || string(got) != tc.want {
 			t.Errorf("%.20q…: got %d bytes %.40q, err %v", tc.in, len(got), got, err)
 		}

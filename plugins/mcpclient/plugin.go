@@ -33,7 +33,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -42,6 +44,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/host/secret"
 	"github.com/harness-go/harness/internal/safe"
 	"github.com/harness-go/harness/plugins/tools"
 )
@@ -72,12 +75,12 @@ type Plugin struct {
 
 // runtime is the live state of an applied instance.
 type runtime struct {
-	redact *redactor
-	cfg    Config
-	ctx    *host.Context
-	log    *slog.Logger
-	reg    *tools.Registry
-	sync   chan struct{} // coalesced re-sync requests
+	secrets *secret.Set
+	cfg     Config
+	ctx     *host.Context
+	log     *slog.Logger
+	reg     *tools.Registry
+	sync    chan struct{} // coalesced re-sync requests
 
 	syncMu sync.Mutex // serializes listings and swaps
 
@@ -137,13 +140,13 @@ func (p *Plugin) Apply(ctx *host.Context) error {
 	}
 
 	rt := &runtime{
-		redact: newRedactor(p.Env, p.Headers),
-		cfg:    p.Config,
-		ctx:    ctx,
-		log:    ctx.Logger().With("server", name),
-		reg:    reg,
-		sync:   make(chan struct{}, 1),
-		phase:  "connecting",
+		secrets: ctx.Secrets(),
+		cfg:     p.Config,
+		ctx:     ctx,
+		log:     ctx.Logger().With("server", name),
+		reg:     reg,
+		sync:    make(chan struct{}, 1),
+		phase:   "connecting",
 	}
 	p.rt.Store(rt)
 	done := ctx.Begin("connect")
@@ -179,7 +182,7 @@ func (rt *runtime) run(life context.Context, done func(error)) {
 				}
 			}
 		case <-lost:
-			reason := rt.redact.err(rt.sess.stdio.Err())
+			reason := rt.secrets.Err(rt.sess.stdio.Err())
 			rt.dropTools()
 			rt.setPhase("lost")
 			rt.ctx.Fail(fmt.Errorf("mcp-client(%s): %w", rt.cfg.ServerName, reason))
@@ -191,7 +194,7 @@ func (rt *runtime) run(life context.Context, done func(error)) {
 func (rt *runtime) connect(life context.Context) error {
 	ctx, cancel := context.WithTimeout(life, rt.cfg.startupTimeout())
 	defer cancel()
-	sess, err := dial(life, rt.cfg, rt.ctx.Dir(), rt.log, rt.redact)
+	sess, err := dial(life, rt.cfg, rt.ctx.Dir(), rt.log, rt.secrets)
 	if err != nil {
 		return fmt.Errorf("mcp-client(%s): %w", rt.cfg.ServerName, err)
 	}
@@ -202,7 +205,7 @@ func (rt *runtime) connect(life context.Context) error {
 	rt.sess = sess
 	rt.mu.Unlock()
 	if sess.stdio != nil {
-		rt.log.Debug("server started", "pid", sess.stdio.PID(), "command", rt.redact.text(rt.cfg.describe()))
+		rt.log.Debug("server started", "pid", sess.stdio.PID(), "command", rt.cfg.describe())
 	}
 	err = sess.handshake(life, ctx, rt.requestSync)
 	if err == nil {
@@ -218,7 +221,7 @@ func (rt *runtime) connect(life context.Context) error {
 		if errors.As(err, &named) {
 			return err // the seeds' messages name the server already
 		}
-		return fmt.Errorf("mcp-client(%s): %w", rt.cfg.ServerName, rt.redact.err(err))
+		return fmt.Errorf("mcp-client(%s): %w", rt.cfg.ServerName, rt.secrets.Err(err))
 	}
 	return nil
 }
@@ -246,7 +249,7 @@ func (rt *runtime) resync(ctx context.Context) error {
 	rt.lastSync = time.Now()
 	rt.syncErr = ""
 	if err != nil {
-		rt.syncErr = err.Error()
+		rt.syncErr = rt.secrets.Redact(err.Error())
 	}
 	rt.mu.Unlock()
 	return err
@@ -383,7 +386,7 @@ func (rt *runtime) executor(raw string) tools.Executor {
 			}
 			// Transport errors may quote what we sent (an error page that
 			// repeats the headers): they are our text, so hide the secrets.
-			return tools.Result{}, rt.redact.err(err)
+			return tools.Result{}, rt.secrets.Err(err)
 		}
 		m, err := mapTextResult(res, raw)
 		if err != nil {
@@ -466,24 +469,28 @@ type Server struct {
 	Version string `json:"version"`
 }
 
-// Status reports the live state of the instance.
+// Status reports the live state of the instance. Values of env and headers
+// are never shown, and every string is redacted with the host's secret set:
+// a secret may sit in the command line, the URL, the server's own words
+// (serverInfo, a sync error, stderr).
 func (p *Plugin) Status() any {
 	rt := p.rt.Load()
-	red := newRedactor(p.Env, p.Headers)
+	red := secret.New() // before apply: the entry's own secrets
+	red.Add(slices.Collect(maps.Values(p.Env))...)
+	red.Add(slices.Collect(maps.Values(p.Headers))...)
 	if rt != nil {
-		red = rt.redact
+		red = rt.secrets
 	}
-	// A secret may also sit in the command line or the URL: hide it there too.
 	args := make([]string, len(p.Args))
 	for i, a := range p.Args {
-		args[i] = red.text(a)
+		args[i] = red.Redact(a)
 	}
 	st := &Status{
 		ServerName: p.ServerName,
 		Transport:  p.Transport,
-		Command:    red.text(p.Command),
+		Command:    red.Redact(p.Command),
 		Args:       args,
-		Cwd:        red.text(p.Cwd),
+		Cwd:        red.Redact(p.Cwd),
 		Env:        redacted(p.Env),
 		Headers:    redacted(p.Headers),
 		Protocol:   p.Protocol,
@@ -491,7 +498,7 @@ func (p *Plugin) Status() any {
 		Tools:      map[string]string{},
 	}
 	if u, err := url.Parse(p.URL); err == nil && p.URL != "" {
-		st.URL = red.text(u.Redacted())
+		st.URL = red.Redact(u.Redacted())
 	}
 	if rt == nil {
 		return st
@@ -500,7 +507,7 @@ func (p *Plugin) Status() any {
 	defer rt.mu.Unlock()
 	st.Phase = rt.phase
 	st.Syncs = rt.syncs
-	st.SyncError = rt.syncErr
+	st.SyncError = red.Redact(rt.syncErr)
 	if !rt.lastSync.IsZero() {
 		t := rt.lastSync
 		st.LastSync = &t
@@ -514,12 +521,12 @@ func (p *Plugin) Status() any {
 	st.HiddenTools = rt.hidden
 	if s := rt.sess; s != nil {
 		if info, proto := s.info(); proto != "" {
-			st.Server = &Server{Name: info.Name, Version: info.Version}
-			st.ProtocolVersion = proto
+			st.Server = &Server{Name: red.Redact(info.Name), Version: red.Redact(info.Version)}
+			st.ProtocolVersion = red.Redact(proto)
 		}
 		if s.stdio != nil {
 			st.PID = s.stdio.PID()
-			st.Stderr = s.stdio.Stderr()
+			st.Stderr = s.stdio.Stderr() // redacted as it was read
 		}
 	}
 	return st

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -21,6 +22,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/harness-go/harness/host/secret"
 )
 
 // clientName identifies us in the initialize handshake.
@@ -79,7 +82,7 @@ var defaultSchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
 // dial opens the transport: it starts a stdio server, or prepares the HTTP
 // client. life is the instance's long-lived context.
-func dial(life context.Context, cfg Config, dir string, log *slog.Logger, redact *redactor) (*session, error) {
+func dial(life context.Context, cfg Config, dir string, log *slog.Logger, secrets *secret.Set) (*session, error) {
 	s := &session{cfg: cfg, log: log}
 	s.initReq.Params.ClientInfo = mcp.Implementation{Name: clientName, Version: clientVersion()}
 	switch cfg.Transport {
@@ -92,7 +95,7 @@ func dial(life context.Context, cfg Config, dir string, log *slog.Logger, redact
 		case !filepath.IsAbs(cwd):
 			cwd = filepath.Join(dir, cwd)
 		}
-		conn, err := startStdio(cfg.Command, cfg.Args, env, cwd, log, redact.text)
+		conn, err := startStdio(cfg.Command, cfg.Args, env, cwd, log, secrets)
 		if err != nil {
 			return nil, err
 		}
@@ -103,7 +106,7 @@ func dial(life context.Context, cfg Config, dir string, log *slog.Logger, redact
 			// mcp-go's Close sends the DELETE that ends a session without
 			// the headers above: a server that requires them answers 401
 			// and keeps the session.
-			transport.WithHTTPBasicClient(&http.Client{Transport: headerTransport(cfg.Headers)}),
+			transport.WithHTTPBasicClient(httpClient(cfg, secrets)),
 			// mcp-go logs what it retries (a GET stream a server refuses, once
 			// a second, for ever) at error level; what matters reaches us as
 			// errors. Its records stay available at debug level.
@@ -420,12 +423,60 @@ type statelessConn struct{ *httpConn }
 
 func (statelessConn) RequiresLegacyProtocol() bool { return false }
 
-// headerTransport sets the configured headers on every request.
-type headerTransport map[string]string
+// httpClient is the client of one Streamable HTTP server: the configured
+// headers on every request, bounded bodies, error pages clipped (after
+// redaction), and no redirect to another origin — the headers carry
+// credentials, and Go's client would forward custom ones (and ours are set
+// on every request) to wherever a redirect points.
+func httpClient(cfg Config, secrets *secret.Set) *http.Client {
+	return &http.Client{
+		Transport:     &headerTransport{headers: cfg.Headers, secrets: secrets},
+		CheckRedirect: sameOriginRedirects,
+	}
+}
 
-func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+// sameOriginRedirects follows a redirect only to the origin (scheme, host,
+// port) of the first request, at most 10 times.
+func sameOriginRedirects(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if from, to := origin(via[0].URL), origin(req.URL); from != to {
+		return &CrossOriginError{From: from, To: to}
+	}
+	return nil
+}
+
+// CrossOriginError is a redirect refused because it leads to another origin.
+type CrossOriginError struct{ From, To string }
+
+func (e *CrossOriginError) Error() string {
+	return fmt.Sprintf("the server redirected to another origin, %s; refused: the configured headers are never sent to another origin than %s", e.To, e.From)
+}
+
+// origin is scheme://host:port, with the scheme's default port made explicit.
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		switch u.Scheme {
+		case "https":
+			port = "443"
+		default:
+			port = "80"
+		}
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
+}
+
+// headerTransport sets the configured headers on every request.
+type headerTransport struct {
+	headers map[string]string
+	secrets *secret.Set
+}
+
+func (h *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
-	for k, v := range h {
+	for k, v := range h.headers {
 		r.Header.Set(k, v)
 	}
 	resp, err := http.DefaultTransport.RoundTrip(r)
@@ -437,7 +488,7 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		resp.Body = &boundedBody{ReadCloser: resp.Body, max: MaxMessageBytes, lines: sse}
 		if resp.StatusCode >= 300 && !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 			// An error page ends up in an error text, shown to the model.
-			resp.Body = &clippedBody{ReadCloser: resp.Body, left: errorPageBytes}
+			resp.Body = &clippedBody{ReadCloser: resp.Body, max: errorPageBytes, secrets: h.secrets}
 		}
 	}
 	return resp, err
@@ -446,30 +497,27 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // errorPageBytes is how much of an HTTP error page reaches an error text.
 const errorPageBytes = 512
 
-// clippedBody ends a body after left bytes, with an ellipsis.
+// clippedBody is the first max bytes of a body, redacted before it is
+// clipped (a secret cut at the boundary must not leak its prefix), ending
+// with "…" when something was cut.
 type clippedBody struct {
 	io.ReadCloser
-	left    int
-	clipped bool
+	max     int
+	secrets *secret.Set
+	page    *strings.Reader // nil until the first read
 }
 
 func (c *clippedBody) Read(p []byte) (int, error) {
-	if c.left <= 0 {
-		if !c.clipped && len(p) >= len("…") {
-			c.clipped = true
-			return copy(p, "…"), nil
+	if c.page == nil {
+		// A secret that starts before the clip ends within MaxLen bytes.
+		head, err := io.ReadAll(io.LimitReader(c.ReadCloser, int64(c.max+c.secrets.MaxLen()+1)))
+		if err != nil && len(head) == 0 {
+			return 0, err
 		}
-		return 0, io.EOF
+		text := c.secrets.Clip(string(head), c.max)
+		c.page = strings.NewReader(text)
 	}
-	if len(p) > c.left {
-		p = p[:c.left]
-	}
-	n, err := c.ReadCloser.Read(p)
-	c.left -= n
-	if err == io.EOF {
-		c.clipped = true // nothing was cut
-	}
-	return n, err
+	return c.page.Read(p)
 }
 
 // boundedBody fails a read once the body (or, with lines, one line of it)

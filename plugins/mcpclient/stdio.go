@@ -22,6 +22,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/harness-go/harness/host/secret"
 	"github.com/harness-go/harness/internal/safe"
 )
 
@@ -54,11 +55,11 @@ var errTooLarge = fmt.Errorf("the server's response exceeded the %d MiB message 
 // requests). It implements transport.Interface and
 // transport.BidirectionalInterface.
 type stdioConn struct {
-	cmd    *exec.Cmd
-	stdin  *os.File
-	log    *slog.Logger
-	redact func(string) string // hides secret values in stderr
-	stderr *tail
+	cmd     *exec.Cmd
+	stdin   *os.File
+	log     *slog.Logger
+	secrets *secret.Set // hides secret values in what we log and keep
+	stderr  *tail
 
 	writeMu sync.Mutex
 	wbuf    []byte // the line being written; guarded by writeMu
@@ -81,7 +82,7 @@ type stdioConn struct {
 
 // startStdio starts the server. The child runs in its own process group with
 // the given environment and directory; ctx only bounds the start.
-func startStdio(command string, args, env []string, dir string, log *slog.Logger, redact func(string) string) (*stdioConn, error) {
+func startStdio(command string, args, env []string, dir string, log *slog.Logger, secrets *secret.Set) (*stdioConn, error) {
 	path, err := resolveCommand(command, dir, env)
 	if err != nil {
 		return nil, err
@@ -124,7 +125,7 @@ func startStdio(command string, args, env []string, dir string, log *slog.Logger
 		cmd:       cmd,
 		stdin:     inW,
 		log:       log,
-		redact:    redact,
+		secrets:   secrets,
 		stderr:    newTail(stderrLines),
 		pending:   map[string]chan *transport.JSONRPCResponse{},
 		notes:     make(chan mcp.JSONRPCNotification, 64),
@@ -276,14 +277,14 @@ func (c *stdioConn) readLoop(r io.ReadCloser) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var garbage int
 	for {
-		line, tooLong, err := readLine(br, MaxMessageBytes)
+		line, tooLong, err := readLine(br, MaxMessageBytes, 120+c.secrets.MaxLen())
 		if tooLong != nil {
 			c.oversized(tooLong)
 		} else if len(bytes.TrimSpace(line)) > 0 {
 			if !c.dispatch(line) {
 				garbage++
 				if garbage <= 5 || garbage%1000 == 0 {
-					c.log.Warn("server wrote a line that is not JSON-RPC to stdout; ignored", "line", safe.Line(clip(strings.TrimRight(string(line), "\r\n"), 200)), "count", garbage)
+					c.log.Warn("server wrote a line that is not JSON-RPC to stdout; ignored", "line", safe.Line(c.secrets.Clip(strings.TrimRight(string(line), "\r\n"), 200)), "count", garbage)
 				}
 			}
 		}
@@ -295,22 +296,22 @@ func (c *stdioConn) readLoop(r io.ReadCloser) {
 }
 
 // readLine reads one line of at most limit bytes. A longer line is consumed
-// and its first bytes returned as tooLong. The line may be br's own buffer,
-// valid until the next read: callers copy what they keep.
-func readLine(br *bufio.Reader, limit int) (line, tooLong []byte, err error) {
+// and its first head bytes returned as tooLong. The line may be br's own
+// buffer, valid until the next read: callers copy what they keep.
+func readLine(br *bufio.Reader, limit, head int) (line, tooLong []byte, err error) {
 	var buf []byte
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if len(buf)+len(chunk) > limit {
-			head := append(buf, chunk...)
-			if len(head) > 512 {
-				head = head[:512]
+			start := append(buf, chunk...)
+			if len(start) > head {
+				start = start[:head]
 			}
-			head = append([]byte(nil), head...)
+			start = append([]byte(nil), start...)
 			for errors.Is(err, bufio.ErrBufferFull) {
 				_, err = br.ReadSlice('\n')
 			}
-			return nil, head, err
+			return nil, start, err
 		}
 		full := errors.Is(err, bufio.ErrBufferFull)
 		if buf == nil && !full {
@@ -329,7 +330,7 @@ var idPrefix = regexp.MustCompile(`"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)`)
 // oversized fails the request whose response was too large, if its id can be
 // read from the start of the line.
 func (c *stdioConn) oversized(head []byte) {
-	c.log.Warn("server sent a message over the size limit; discarded", "limitMiB", MaxMessageBytes>>20, "start", safe.Line(clip(string(head), 120)))
+	c.log.Warn("server sent a message over the size limit; discarded", "limitMiB", MaxMessageBytes>>20, "start", safe.Line(c.secrets.Clip(string(head), 120)))
 	m := idPrefix.FindSubmatch(head)
 	if m == nil {
 		return
@@ -459,19 +460,21 @@ func (c *stdioConn) serveRequest(req transport.JSONRPCRequest) {
 	}()
 }
 
-// readStderr keeps the last lines of stderr and logs each at debug level.
+// readStderr keeps the last lines of stderr and logs each at debug level,
+// each redacted before it is cut to stderrLineBytes.
 func (c *stdioConn) readStderr(r io.ReadCloser) {
 	defer r.Close()
 	br := bufio.NewReaderSize(r, 16<<10)
 	for {
-		line, head, err := readLine(br, stderrLineBytes)
+		// Keep enough of a long line that a secret starting before the cut
+		// is whole when it is redacted.
+		keep := stderrLineBytes + c.secrets.MaxLen()
+		line, head, err := readLine(br, keep, keep)
 		if head != nil {
 			line = append(head, "…"...)
 		}
 		if s := strings.TrimRight(string(line), "\r\n"); s != "" {
-			if c.redact != nil {
-				s = c.redact(s)
-			}
+			s = c.secrets.Clip(s, stderrLineBytes)
 			c.stderr.add(s)
 			c.log.Debug("server stderr", "line", safe.Line(s))
 		}
@@ -681,13 +684,6 @@ func plainString(raw []byte) (string, bool) {
 		return "", false
 	}
 	return string(body), true
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // tail keeps the last n lines.

@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/harness-go/harness/host/secret"
 	"github.com/harness-go/harness/internal/hosttest"
 	"github.com/harness-go/harness/internal/testlog"
 )
@@ -35,11 +36,9 @@ func startScript(t *testing.T, script string, secrets ...string) *scriptConn {
 	t.Helper()
 	log, rec := testlog.New(t)
 	watch := hosttest.NewLogWatch(log.Handler())
-	m := map[string]string{}
-	for i, s := range secrets {
-		m[fmt.Sprint(i)] = s
-	}
-	c, err := startStdio("/bin/sh", []string{"-c", script}, []string{"PATH=/usr/bin:/bin"}, t.TempDir(), slog.New(watch), newRedactor(m).text)
+	set := secret.New()
+	set.Add(secrets...)
+	c, err := startStdio("/bin/sh", []string{"-c", script}, []string{"PATH=/usr/bin:/bin"}, t.TempDir(), slog.New(watch), set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +304,7 @@ printf 'no newline at the end' >&2; exit 0`)
 	if len(lines) != stderrLines {
 		t.Fatalf("%d lines kept, want %d", len(lines), stderrLines)
 	}
-	if lines[0] != "line 8" || lines[37] != "line 45" || lines[38] != strings.Repeat("e", 512)+"…" || lines[39] != "no newline at the end" {
+	if lines[0] != "line 8" || lines[37] != "line 45" || lines[38] != strings.Repeat("e", stderrLineBytes)+"…" || lines[39] != "no newline at the end" {
 		t.Fatalf("tail: first %q, then %q %q %q", lines[0], lines[37], clip(lines[38], 10), lines[39])
 	}
 }
@@ -417,18 +416,25 @@ func TestReadLine(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			br := bufio.NewReaderSize(strings.NewReader(tc.in), 16)
-			line, head, err := readLine(br, tc.limit)
+			line, head, err := readLine(br, tc.limit, 512)
 			if string(line) != tc.line || string(head) != tc.head || (err != nil) != tc.wantErr {
 				t.Fatalf("readLine = %q, %q, %v", line, head, err)
 			}
 			if tc.afterwards != "" {
-				next, _, _ := readLine(br, tc.limit)
+				next, _, _ := readLine(br, tc.limit, 512)
 				if string(next) != tc.afterwards {
 					t.Fatalf("next line %q", next)
 				}
 			}
 		})
 	}
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 func TestTailAndClip(t *testing.T) {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/harness-go/harness/fiber"
 	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/internal/safe"
 )
 
 // Service is the name under which the host provides the registry.
@@ -351,7 +352,10 @@ func modelJSON(t Tool) []byte {
 
 // Execute calls a tool and returns what the model sees. It never fails: an
 // unknown tool, an executor error or panic, and an error result all become a
-// Result with IsError set and text starting with "Error: ".
+// Result with IsError set and text starting with "Error: ". An executor's
+// error is text of ours that may quote the outside world (an HTTP error
+// page, say): its control characters are escaped, so printing it cannot
+// drive a terminal. A result the tool returned is its own words, unchanged.
 func (r *Registry) Execute(ctx context.Context, name string, args json.RawMessage) Result {
 	t, ok := r.Lookup(name)
 	if !ok {
@@ -360,7 +364,7 @@ func (r *Registry) Execute(ctx context.Context, name string, args json.RawMessag
 	res, err := run(ctx, t, args)
 	switch {
 	case err != nil:
-		return Result{Text: "Error: " + err.Error(), IsError: true}
+		return Result{Text: "Error: " + safe.Text(err.Error()), IsError: true}
 	case res.IsError:
 		return Result{Text: "Error: " + res.Text, IsError: true}
 	}

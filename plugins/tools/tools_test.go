@@ -740,6 +740,22 @@ func TestExecute(t *testing.T) {
 			want: tools.Result{Text: "Error: read: EOF", IsError: true},
 		},
 		{
+			name: "executor error quoting a terminal sequence is escaped",
+			call: "tool",
+			exec: func(context.Context, json.RawMessage) (tools.Result, error) {
+				return tools.Result{}, errors.New("500: <html>\x1b[2J\x1b]0;pwned\x07</html>\nline two")
+			},
+			want: tools.Result{Text: "Error: 500: <html>\\x1b[2J\\x1b]0;pwned\\x07</html>\nline two", IsError: true},
+		},
+		{
+			name: "an error result is the tool's own words",
+			call: "tool",
+			exec: func(context.Context, json.RawMessage) (tools.Result, error) {
+				return tools.Result{Text: "red \x1b[31mtext", IsError: true}, nil
+			},
+			want: tools.Result{Text: "Error: red \x1b[31mtext", IsError: true},
+		},
+		{
 			name: "error result",
 			call: "tool",
 			exec: func(context.Context, json.RawMessage) (tools.Result, error) {

@@ -5,6 +5,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -292,9 +293,16 @@ func TestSeedsExampleValidates(t *testing.T) {
 func assertNoSecret(t *testing.T, r result, secrets ...string) {
 	t.Helper()
 	for _, s := range secrets {
+		// Every spelling: raw, JSON-escaped, URL-encoded, and its start (a
+		// secret cut at a clip boundary must not leak its prefix).
+		q, _ := json.Marshal(s)
+		forms := []string{s, string(q[1 : len(q)-1]), url.QueryEscape(s), url.PathEscape(s), s[:min(len(s), 12)]}
 		for stream, out := range map[string]string{"stdout": r.stdout, "stderr": r.stderr} {
-			if strings.Contains(out, s) {
-				t.Errorf("secret %q appears on %s of `harness %s`:\n%s", s, stream, strings.Join(r.args, " "), r)
+			for _, f := range forms {
+				if strings.Contains(out, f) {
+					t.Errorf("secret %q appears on %s of `harness %s` (as %q):\n%s", s, stream, strings.Join(r.args, " "), f, r)
+					break
+				}
 			}
 		}
 	}

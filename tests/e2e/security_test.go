@@ -4,6 +4,7 @@ package e2e
 // output: leak a secret, or drive the terminal.
 
 import (
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -195,5 +196,105 @@ func TestServerTextCannotDriveTerminal(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// The findings of a hostile day (DESIGN §12): secrets that reached our
+// output through a server's own words — its tools/list error (first listing
+// and re-sync), its serverInfo, its stderr — through another entry than the
+// one that holds them, JSON-escaped, URL-encoded, or cut at a clip boundary.
+// The secret set is one per host, and every output path uses it.
+func TestHostileSecretsNeverPrinted(t *testing.T) {
+	t.Parallel()
+	listTok := secret(t, "list-")
+	resyncTok := secret(t, "resync-")
+	infoTok := secret(t, "info-")
+	crossTok := secret(t, "cross-")
+	quoteTok := `q"uo\te-` + secret(t, "")
+	urlTok := "u rl/tok+" + secret(t, "")
+	clipTok := secret(t, "clip-")
+	secrets := []string{listTok, resyncTok, infoTok, crossTok, quoteTok, urlTok, clipTok}
+
+	// Each server is a shell that expands the secret from the environment the
+	// harness gave it, so the secret stands in no argument of ours — except
+	// where a test wants it there.
+	sh := func(id, script string, env map[string]string) string {
+		before, args, _ := strings.Cut(script, "|") // "shell commands|fixture arguments"
+		if args == "" {
+			before, args = "", script
+		}
+		e := stdioEntry(id, "mcp-client", id, "/bin/sh", "-c", before+"exec "+shq(fixtureBin)+" "+args)
+		if len(env) > 0 {
+			e += "    env:\n"
+			for k, v := range env {
+				e += "      " + k + ": " + yq(v) + "\n"
+			}
+		}
+		return e
+	}
+	// A line longer than the stderr clip (2 KiB) with the secret across the cut.
+	long := strings.Repeat("x", 2048-6)
+	dir := t.TempDir()
+	writeConfig(t, dir,
+		sh("listfail", `--only echo --list-error "tools/list denied for $LIST_TOKEN"`, map[string]string{"LIST_TOKEN": listTok})+
+			sh("resync", `--only echo --list-changed-on-start --list-error-after 1 --list-error "re-list denied for $RESYNC_TOKEN"`, map[string]string{"RESYNC_TOKEN": resyncTok})+
+			sh("info", `--only echo --name "srv-$INFO_TOKEN" --version "v-$INFO_TOKEN"`, map[string]string{"INFO_TOKEN": infoTok})+
+			// holder has the secret; other prints it (literally, from its
+			// arguments) without having it: redaction is per host, not per entry.
+			sh("holder", `--only echo`, map[string]string{"CROSS_TOKEN": crossTok})+
+			sh("other", `--only echo --stderr `+shq("other saw "+crossTok+`\n`), nil)+
+			sh("quote", `printf 'quoted: %s\n' "$QUOTE_TOKEN" >&2; |--only echo`, map[string]string{"QUOTE_TOKEN": quoteTok})+
+			sh("urlenc", `--only echo --stderr `+shq("GET https://example.com/?k="+url.QueryEscape(urlTok)+" path /"+url.PathEscape(urlTok)+`\n`), map[string]string{"URL_TOKEN": urlTok})+
+			sh("clip", `--only echo --stderr "`+long+`$CLIP_TOKEN tail\n"`, map[string]string{"CLIP_TOKEN": clipTok}))
+
+	rc := runConfig{dir: dir}
+	var all collect
+	st := all.add(harnessWith(t, rc, "status", "--json"))
+	doc := parseStatus(t, st)
+	// The setup did what it should: the secrets really reached our output
+	// paths, redacted.
+	if e := doc.entry(t, "listfail"); e.State != "failed" || !strings.Contains(e.Error, "tools/list denied for <redacted>") {
+		t.Errorf("listfail: state %q error %q, want failed with the redacted server error\n%s", e.State, e.Error, st)
+	}
+	if e := doc.entry(t, "resync"); e.State != "ready" || !strings.Contains(e.SyncError, "re-list denied for <redacted>") {
+		t.Errorf("resync: state %q syncError %q, want ready with the redacted sync error\n%s", e.State, e.SyncError, st)
+	}
+	if e := doc.entry(t, "info"); e.Server == nil || e.Server.Name != "srv-<redacted>" || e.Server.Version != "v-<redacted>" {
+		t.Errorf("info: serverInfo %+v, want the secret redacted\n%s", e.Server, st)
+	}
+	for id, want := range map[string]string{
+		"other":  "other saw <redacted>",
+		"quote":  "quoted: <redacted>",
+		"urlenc": "GET https://example.com/?k=<redacted> path /<redacted>",
+	} {
+		if e := doc.entry(t, id); !slices.Contains(e.Stderr, want) {
+			t.Errorf("%s: stderr %q, want the line %q\n%s", id, e.Stderr, want, st)
+		}
+	}
+	if e := doc.entry(t, "clip"); len(e.Stderr) == 0 || !strings.HasPrefix(e.Stderr[0], long+"<red") {
+		t.Errorf("clip: stderr %q, want the long line redacted then cut", e.Stderr)
+	}
+
+	// The default log level shows the re-sync failure (a WARN record).
+	def := all.add(harnessWith(t, rc, "status"))
+	if !strings.Contains(def.stderr, "re-sync failed") {
+		t.Errorf("status at the default log level should log the failed re-sync\n%s", def)
+	}
+	all.add(harnessWith(t, rc, "status", "--log-level", "debug"))
+	all.add(harnessWith(t, rc, "status", "--json", "--log-level", "debug", "--log-format", "json"))
+	all.add(harnessWith(t, rc, "tools", "--log-level", "debug", "--log-format", "json"))
+	all.add(harnessWith(t, rc, "call", "mcp__listfail__echo", `{"message":"x"}`))
+	all.add(harnessWith(t, rc, "validate"))
+
+	s := startSession(t, rc, "--log-level", "debug")
+	s.do("/status")
+	s.send("/quit\n")
+	if code := s.waitExit(); code != 0 {
+		t.Errorf("/quit: exit code %d\n%s", code, s.dump())
+	}
+	all.addSession("run --log-level debug", s)
+
+	for _, r := range all.runs {
+		assertNoSecret(t, r, secrets...)
 	}
 }

@@ -30,6 +30,7 @@ type statusEntry struct {
 	Env             map[string]string `json:"env"`
 	Headers         map[string]string `json:"headers"`
 	PID             int               `json:"pid"`
+	SyncError       string            `json:"syncError"`
 
 	Tools map[string]string `json:"-"`
 }

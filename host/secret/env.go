@@ -1,0 +1,88 @@
+package secret
+
+import (
+	"net/url"
+	"strings"
+)
+
+// The scrub table: names of environment variables that look like
+// credentials. A stdio MCP server does not inherit them (unless its entry
+// sets them explicitly), and their values join the host's secret set.
+//
+// A name matches when, compared without regard to case:
+//
+//   - it contains one of [scrubContains] (the seeds' KEY, SECRET, TOKEN, the
+//     upstream project's PASSWORD, and more spellings of the same);
+//   - one of its "_"-separated words, in a name of two words or more, is one
+//     of [scrubWords] (GH_PAT, MYSQL_PWD, SMTP_PASS — but never PWD itself);
+//   - it ends with one of [scrubSuffixes] (DATABASE_URL, REDIS_DSN);
+//
+// and it is not one of [keep]. A variable whose value is a URL carrying a
+// password (scheme://user:password@host) matches whatever its name.
+var (
+	scrubContains = []string{"KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL"}
+	scrubWords    = []string{"PAT", "PWD", "PASS", "PASSPHRASE", "AUTH", "PRIVATE", "COOKIE", "DSN", "PW"}
+	scrubSuffixes = []string{"DATABASE_URL", "DB_URL", "CONNECTION_STRING", "CONN_STR"}
+	keep          = []string{"PATH", "HOME", "LANG", "PWD", "OLDPWD", "USER", "LOGNAME", "SHELL", "TERM", "TMPDIR", "TZ"}
+)
+
+// ScrubTable describes the table for documentation: one row per rule.
+func ScrubTable() [][2]string {
+	return [][2]string{
+		{"name contains", strings.Join(scrubContains, ", ")},
+		{"a word of the name (split at _, two words or more) is", strings.Join(scrubWords, ", ")},
+		{"name ends with", strings.Join(scrubSuffixes, ", ")},
+		{"never scrubbed", strings.Join(keep, ", ")},
+		{"value is", "a URL with a password (scheme://user:password@host)"},
+	}
+}
+
+// Sensitive reports whether an environment variable's name looks like a
+// credential.
+func Sensitive(name string) bool {
+	up := strings.ToUpper(name)
+	for _, k := range keep {
+		if up == k {
+			return false
+		}
+	}
+	for _, c := range scrubContains {
+		if strings.Contains(up, c) {
+			return true
+		}
+	}
+	for _, s := range scrubSuffixes {
+		if strings.HasSuffix(up, s) {
+			return true
+		}
+	}
+	words := strings.Split(up, "_")
+	if len(words) < 2 {
+		return false
+	}
+	for _, w := range words {
+		for _, s := range scrubWords {
+			if w == s {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// SensitiveVar reports whether a variable is a credential by its name or
+// by its value (a URL with a password).
+func SensitiveVar(name, value string) bool {
+	if Sensitive(name) {
+		return true
+	}
+	if !strings.Contains(value, "://") || !strings.Contains(value, "@") {
+		return false
+	}
+	u, err := url.Parse(value)
+	if err != nil || u.User == nil {
+		return false
+	}
+	_, hasPassword := u.User.Password()
+	return hasPassword
+}

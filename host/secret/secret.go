@@ -1,0 +1,247 @@
+// Package secret keeps the values a host must never print, and hides them in
+// whatever the host prints.
+//
+// One [Set] belongs to one host. It holds every value of a configuration
+// field marked secret (`secret:"true"`: an MCP server's env and headers, an
+// agent's apiKey, a gateway's token), every value a !!js expression read from
+// the environment, and the values of ambient variables whose names look like
+// credentials ([Sensitive]). Every output path of the harness — logs at every
+// level, status, errors, console lines, agent events — passes through
+// [Set.Redact], [Set.Handler] or [Set.Writer]. Tool results do not: they are
+// the server's words.
+//
+// The rules:
+//
+//  1. A value qualifies when it has at least [MinLen] bytes and is not a
+//     plain number or a boolean: shorter values would blank out ordinary
+//     words. "Bearer <token>" also adds the token alone.
+//  2. Each value is matched in its raw form, JSON-escaped (with and without
+//     HTML escaping) and URL-encoded (query and path escaping), so a secret
+//     quoted inside a JSON error or a URL is hidden too.
+//  3. The set only grows during a run: a value removed from cordis.yml may
+//     still sit in a log line being written.
+//  4. Redact before you clip ([Set.Clip]): a secret cut at a clip boundary
+//     must not leak its prefix.
+package secret
+
+import (
+	"encoding/json"
+	"errors"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+)
+
+// MinLen is the length, in bytes, below which a value is not treated as a
+// secret.
+const MinLen = 8
+
+// Mask replaces a secret in redacted text.
+const Mask = "<redacted>"
+
+// Set is the secrets of one host. It is safe for concurrent use; the zero
+// value is not usable, see [New].
+type Set struct {
+	mu     sync.Mutex
+	values map[string]bool // the qualifying values added
+	forms  atomic.Pointer[[]string]
+}
+
+// New returns an empty set.
+func New() *Set {
+	s := &Set{values: map[string]bool{}}
+	s.forms.Store(&[]string{})
+	return s
+}
+
+// Qualifies reports whether v is treated as a secret (rule 1).
+func Qualifies(v string) bool {
+	v = strings.TrimSpace(v)
+	if len(v) < MinLen {
+		return false
+	}
+	if _, err := strconv.ParseFloat(v, 64); err == nil {
+		return false
+	}
+	switch strings.ToLower(v) {
+	case "true", "false":
+		return false
+	}
+	return true
+}
+
+// Add adds the values that qualify. It is cheap when nothing is new.
+func (s *Set) Add(values ...string) {
+	if s == nil {
+		return
+	}
+	var fresh []string
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	add := func(v string) {
+		v = strings.TrimSpace(v)
+		if Qualifies(v) && !s.values[v] {
+			s.values[v] = true
+			fresh = append(fresh, v)
+		}
+	}
+	for _, v := range values {
+		add(v)
+		if u, err := url.Parse(strings.TrimSpace(v)); err == nil && u.User != nil {
+			if pw, ok := u.User.Password(); ok {
+				add(pw) // a password inside a URL may be printed alone
+			}
+		}
+		// "Bearer <token>", "Basic <credentials>", "token <pat>": the
+		// credential alone may be echoed too.
+		if scheme, cred, ok := strings.Cut(strings.TrimSpace(v), " "); ok && !strings.ContainsAny(scheme, " \t") {
+			add(cred)
+		}
+	}
+	if len(fresh) == 0 {
+		return
+	}
+	old := *s.forms.Load()
+	seen := make(map[string]bool, len(old)+4*len(fresh))
+	forms := make([]string, 0, len(old)+4*len(fresh))
+	for _, f := range old {
+		seen[f] = true
+		forms = append(forms, f)
+	}
+	for _, v := range fresh {
+		for _, f := range formsOf(v) {
+			if !seen[f] {
+				seen[f] = true
+				forms = append(forms, f)
+			}
+		}
+	}
+	// Longest first, so a value is hidden before a part of it.
+	sort.SliceStable(forms, func(i, j int) bool { return len(forms[i]) > len(forms[j]) })
+	s.forms.Store(&forms)
+}
+
+// formsOf returns the spellings of v that text may hold (rule 2).
+func formsOf(v string) []string {
+	out := []string{v}
+	if b, err := json.Marshal(v); err == nil {
+		out = append(out, string(b[1:len(b)-1])) // with HTML escaping: \u003c for <
+	}
+	var sb strings.Builder
+	enc := json.NewEncoder(&sb)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) == nil {
+		q := strings.TrimSuffix(sb.String(), "\n")
+		out = append(out, q[1:len(q)-1])
+	}
+	out = append(out, url.QueryEscape(v), url.PathEscape(v))
+	return out
+}
+
+// AddEnviron adds the values of the variables of environ ("NAME=value")
+// that look like credentials ([SensitiveVar]).
+func (s *Set) AddEnviron(environ []string) {
+	var vals []string
+	for _, kv := range environ {
+		if name, v, ok := strings.Cut(kv, "="); ok && SensitiveVar(name, v) {
+			vals = append(vals, v)
+		}
+	}
+	s.Add(vals...)
+}
+
+// Len returns the number of values in the set.
+func (s *Set) Len() int {
+	if s == nil {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.values)
+}
+
+// MaxLen returns the length of the longest spelling of a secret: text kept
+// for redaction before a clip needs that many bytes beyond the clip.
+func (s *Set) MaxLen() int {
+	if s == nil {
+		return 0
+	}
+	forms := *s.forms.Load()
+	if len(forms) == 0 {
+		return 0
+	}
+	return len(forms[0])
+}
+
+// Redact returns text with every secret replaced by [Mask]. A nil set
+// redacts nothing.
+func (s *Set) Redact(text string) string {
+	if s == nil || len(text) < MinLen {
+		return text
+	}
+	for _, f := range *s.forms.Load() {
+		if len(f) <= len(text) && strings.Contains(text, f) {
+			text = strings.ReplaceAll(text, f, Mask)
+		}
+	}
+	return text
+}
+
+// Contains reports whether text holds a secret.
+func (s *Set) Contains(text string) bool {
+	if s == nil || len(text) < MinLen {
+		return false
+	}
+	for _, f := range *s.forms.Load() {
+		if strings.Contains(text, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// Clip redacts text, then cuts it to at most max bytes at a UTF-8 boundary,
+// ending a cut text with "…". Give it the text before any clipping, or at
+// least max+[Set.MaxLen] bytes of it (rule 4).
+func (s *Set) Clip(text string, max int) string {
+	text = s.Redact(text)
+	if max <= 0 || len(text) <= max {
+		return text
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return text[:cut] + "…"
+}
+
+// Err returns err with its message redacted; errors.Is and errors.As still
+// see the original chain.
+func (s *Set) Err(err error) error {
+	if err == nil || s == nil {
+		return err
+	}
+	msg := err.Error()
+	if red := s.Redact(msg); red != msg {
+		return &redacted{msg: red, err: err}
+	}
+	return err
+}
+
+type redacted struct {
+	msg string
+	err error
+}
+
+func (e *redacted) Error() string { return e.msg }
+func (e *redacted) Unwrap() error { return e.err }
+
+// IsRedacted reports whether err's message was redacted by a set.
+func IsRedacted(err error) bool {
+	var r *redacted
+	return errors.As(err, &r)
+}

@@ -1,0 +1,255 @@
+package secret_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/harness-go/harness/host/secret"
+)
+
+func TestQualifies(t *testing.T) {
+	t.Parallel()
+	for v, want := range map[string]bool{
+		"":                 false,
+		"short":            false,
+		"1234567":          false,
+		"12345678":         false, // a plain number
+		"3.14159265":       false,
+		"-100000000":       false,
+		"true":             false,
+		"FALSE":            false,
+		"abcdefgh":         true,
+		"  abcdefgh  ":     true, // trimmed
+		"ghp_0123456789ab": true,
+	} {
+		if got := secret.Qualifies(v); got != want {
+			t.Errorf("Qualifies(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
+
+func TestRedact(t *testing.T) {
+	t.Parallel()
+	s := secret.New()
+	s.Add("abcd1234", "abcd1234567", "short", "  padded-secret  ", "Bearer tok-xyz-0123", "Basic dXNlcjpwYXNz", `q"uo\te-1234`, "a b/c+d=e&f?g")
+	s.Add("postgres://user:pw-0123456789@db:5432/x")
+	for _, tc := range []struct{ in, want string }{
+		{"nothing secret", "nothing secret"},
+		{"token abcd1234 here", "token <redacted> here"},
+		{"longer first: abcd1234567", "longer first: <redacted>"},
+		{"short is too short to hide", "short is too short to hide"},
+		{"padded-secret", "<redacted>"},
+		{"Authorization: Bearer tok-xyz-0123", "Authorization: <redacted>"},
+		{"the credential alone: tok-xyz-0123", "the credential alone: <redacted>"},
+		{"dXNlcjpwYXNz", "<redacted>"},
+		{"twice abcd1234 abcd1234", "twice <redacted> <redacted>"},
+		// JSON-escaped, with and without HTML escaping, and URL-encoded.
+		{`{"v":"q\"uo\\te-1234"}`, `{"v":"<redacted>"}`},
+		{`"a b/c+d=e\u0026f?g"`, `"<redacted>"`},
+		{"?k=a+b%2Fc%2Bd%3De%26f%3Fg", "?k=<redacted>"},
+		{"/a%20b%2Fc+d=e&f%3Fg", "/<redacted>"},
+		// A password inside a URL is a secret of its own.
+		{"auth failed for pw-0123456789", "auth failed for <redacted>"},
+	} {
+		if got := s.Redact(tc.in); got != tc.want {
+			t.Errorf("Redact(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		if got := s.Contains(tc.in); got != (tc.in != tc.want) {
+			t.Errorf("Contains(%q) = %v", tc.in, got)
+		}
+	}
+	var none *secret.Set
+	if none.Redact("abcd1234") != "abcd1234" || none.Contains("abcd1234") || none.Len() != 0 || none.MaxLen() != 0 {
+		t.Fatal("a nil set changed something")
+	}
+	none.Add("abcd1234") // no panic
+}
+
+func TestSetOnlyGrows(t *testing.T) {
+	t.Parallel()
+	s := secret.New()
+	s.Add("first-secret")
+	n := s.Len()
+	s.Add("first-secret", "tiny")
+	if s.Len() != n {
+		t.Fatalf("Len %d after adding nothing new, want %d", s.Len(), n)
+	}
+	s.Add("second-secret")
+	if s.Len() != n+1 || s.Redact("first-secret second-secret") != "<redacted> <redacted>" {
+		t.Fatalf("after a second Add: %d values, %q", s.Len(), s.Redact("first-secret second-secret"))
+	}
+}
+
+func TestClipRedactsFirst(t *testing.T) {
+	t.Parallel()
+	s := secret.New()
+	const key = "sk-live-0123456789"
+	s.Add(key)
+	if s.MaxLen() < len(key) {
+		t.Fatalf("MaxLen %d < %d", s.MaxLen(), len(key))
+	}
+	text := strings.Repeat("x", 10) + key + " tail"
+	for max := 0; max < len(text)+2; max++ {
+		got := s.Clip(text, max)
+		for n := 4; n <= len(key); n++ {
+			if strings.Contains(got, key[:n]) {
+				t.Fatalf("Clip(…, %d) = %q leaks %q", max, got, key[:n])
+			}
+		}
+	}
+	if got := s.Clip("héllo wörld", 2); got != "h…" {
+		t.Fatalf("Clip at a UTF-8 boundary: %q", got)
+	}
+	if got := s.Clip("short", 10); got != "short" {
+		t.Fatalf("Clip of a short text: %q", got)
+	}
+}
+
+func TestErr(t *testing.T) {
+	t.Parallel()
+	s := secret.New()
+	s.Add("Bearer tok-xyz-0123")
+	base := errors.New("dial: Bearer tok-xyz-0123 rejected")
+	err := s.Err(fmt.Errorf("connect: %w", base))
+	if err.Error() != "connect: dial: <redacted> rejected" || !errors.Is(err, base) || !secret.IsRedacted(err) {
+		t.Fatalf("Err = %v", err)
+	}
+	clean := errors.New("nothing to hide")
+	if s.Err(clean) != clean || s.Err(nil) != nil || secret.IsRedacted(clean) {
+		t.Fatal("Err changed an error with no secret")
+	}
+}
+
+// The handler redacts the message and every attribute, at every level and
+// in both formats, groups and Logger.With included.
+func TestHandler(t *testing.T) {
+	t.Parallel()
+	const tok = `tok"en\-0123456789`
+	for _, format := range []string{"text", "json"} {
+		t.Run(format, func(t *testing.T) {
+			t.Parallel()
+			s := secret.New()
+			var buf bytes.Buffer
+			opts := &slog.HandlerOptions{Level: slog.LevelDebug}
+			var h slog.Handler = slog.NewTextHandler(&buf, opts)
+			if format == "json" {
+				h = slog.NewJSONHandler(&buf, opts)
+			}
+			log := slog.New(s.Handler(h))
+			// Added after the logger exists: the set only grows, and the
+			// logger sees what it holds when a record is written.
+			s.Add(tok)
+			if wrapped := log.Handler(); s.Handler(wrapped) != wrapped {
+				t.Error("wrapping twice should not stack")
+			}
+			log = log.With("with", "w "+tok).WithGroup("g")
+			log.Debug("msg "+tok, "s", tok, "err", errors.New("e "+tok), "any", []string{tok},
+				slog.Group("grp", "inner", tok), "n", 42, "stringer", stringer(tok))
+			log.Error("plain", "ok", "nothing")
+			out := buf.String()
+			for _, form := range []string{tok, `tok\"en\\-0123456789`} {
+				if strings.Contains(out, form) {
+					t.Fatalf("the secret (%s) is in the output:\n%s", form, out)
+				}
+			}
+			if strings.Count(out, "<redacted>") < 7 || !strings.Contains(out, "42") || !strings.Contains(out, "nothing") {
+				t.Fatalf("unexpected output:\n%s", out)
+			}
+		})
+	}
+}
+
+type stringer string
+
+func (s stringer) String() string { return "stringer " + string(s) }
+
+func TestWriter(t *testing.T) {
+	t.Parallel()
+	s := secret.New()
+	s.Add("abcd-secret-1234")
+	var buf bytes.Buffer
+	w := s.Writer(&buf)
+	for _, line := range []string{"clean line\n", "leak abcd-secret-1234\n", "\r live line abcd-secret-1234"} {
+		n, err := w.Write([]byte(line))
+		if err != nil || n != len(line) {
+			t.Fatalf("Write(%q) = %d, %v", line, n, err)
+		}
+	}
+	if got, want := buf.String(), "clean line\nleak <redacted>\n\r live line <redacted>"; got != want {
+		t.Fatalf("wrote %q, want %q", got, want)
+	}
+}
+
+func TestAddEnviron(t *testing.T) {
+	t.Parallel()
+	s := secret.New()
+	s.AddEnviron([]string{
+		"GITHUB_TOKEN=ghp_ambient0123",
+		"HOME=/home/someone-long",
+		"DATABASE_URL=postgres://u:pw-0123456789@db/x",
+		"DOCS=https://user:pass-0123456789@example.com/",
+		"SHORT_KEY=abc",
+		"NOEQUALS",
+	})
+	for in, want := range map[string]string{
+		"ghp_ambient0123":        "<redacted>",
+		"/home/someone-long":     "/home/someone-long",
+		"pw-0123456789":          "<redacted>",
+		"pass-0123456789 leaked": "<redacted> leaked",
+		"abc":                    "abc",
+	} {
+		if got := s.Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// The scrub table (README "the scrub table"): the names a hostile test got
+// through on v1 are scrubbed; what a server needs to run is kept.
+func TestSensitive(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{
+		// the seeds and the upstream project
+		"API_KEY", "x_key_y", "MONKEY", "Secret", "my_token", "PassWord",
+		// v1's holes
+		"GH_PAT", "GITLAB_PAT", "MYSQL_PWD", "PGPASSWD", "PASSWD", "GOOGLE_APPLICATION_CREDENTIALS",
+		"AWS_CREDENTIALS", "DATABASE_URL", "READONLY_DATABASE_URL", "NPM_AUTH_TOKEN", "SLACK_AUTH_TOKEN",
+		// more spellings of the same
+		"SMTP_PASS", "GPG_PASSPHRASE", "NPM_AUTH", "SSH_AUTH_SOCK", "SSL_PRIVATE", "SESSION_COOKIE",
+		"SENTRY_DSN", "AZURE_CONNECTION_STRING", "REDIS_PW", "mysql_pwd",
+	} {
+		if !secret.Sensitive(name) {
+			t.Errorf("%q is not treated as a credential", name)
+		}
+	}
+	for _, name := range []string{
+		"PATH", "HOME", "LANG", "LC_ALL", "PWD", "OLDPWD", "USER", "SHELL", "TERM", "TMPDIR", "TZ",
+		"GIT_AUTHOR_NAME", "XAUTHORITY", "PASS", "PAT", "SECRE", "TOKE", "DISPLAY", "NODE_OPTIONS",
+		"GOPATH", "COMPASS_HOME", "PATTERN_DIR", "XDG_SESSION_TYPE",
+	} {
+		if secret.Sensitive(name) {
+			t.Errorf("%q is treated as a credential", name)
+		}
+	}
+	for _, tc := range []struct {
+		name, value string
+		want        bool
+	}{
+		{"REDIS_URL", "redis://:pw-0123@host:6379", true},
+		{"MONGO", "mongodb://user:pw@host/db", true},
+		{"DOCS_URL", "https://example.com/path", false},
+		{"USER_URL", "https://user@example.com/", false}, // no password
+		{"HOME", "/root", false},
+	} {
+		if got := secret.SensitiveVar(tc.name, tc.value); got != tc.want {
+			t.Errorf("SensitiveVar(%s=%s) = %v, want %v", tc.name, tc.value, got, tc.want)
+		}
+	}
+	if rows := secret.ScrubTable(); len(rows) != 5 {
+		t.Fatalf("ScrubTable: %d rows", len(rows))
+	}
+}
