@@ -33,13 +33,21 @@ func Check(f *File, env jsexpr.Env, secrets *secret.Set) Report {
 
 type checkResult struct {
 	errors, warnings []Problem
+	// plugins holds the decoded configuration of every enabled entry that
+	// checked out, by id.
+	plugins map[string]decodedEntry
+}
+
+type decodedEntry struct {
+	kind   *Kind
+	plugin Plugin
 }
 
 // check validates every entry of f. With unique set it also reports values
 // that must be unique; a running host leaves that to the plugins, so that
 // only the later instance fails.
 func check(f *File, env jsexpr.Env, unique bool, secrets *secret.Set) checkResult {
-	var out checkResult
+	out := checkResult{plugins: map[string]decodedEntry{}}
 	env = recording(env, secrets)
 	type owner struct {
 		id  string
@@ -72,6 +80,9 @@ func check(f *File, env jsexpr.Env, unique bool, secrets *secret.Set) checkResul
 		if len(problems) > 0 {
 			out.errors = append(out.errors, problems...)
 			continue
+		}
+		if !e.Disabled {
+			out.plugins[e.ID] = decodedEntry{kind: kind, plugin: p}
 		}
 		if u, ok := p.(Uniquer); ok && unique && !e.Disabled {
 			fields := u.Unique()

@@ -133,6 +133,28 @@ func (c *Context) Fail(err error) {
 	h.post(func() { h.failed(inst, err) })
 }
 
+// Reconnecting reports that the instance, once ready, lost what it serves
+// from (its server's connection) and is getting it back; err says why. The
+// entry shows state reconnecting; what the instance registered stays.
+// Reconnecting(nil) reports that it is back (state ready). Neither blocks;
+// both may be called from any goroutine and are ignored when the entry is
+// not ready or reconnecting, or the instance no longer serves it.
+func (c *Context) Reconnecting(err error) {
+	h, inst := c.host, c.inst
+	h.post(func() { h.reconnecting(inst, err) })
+}
+
+// Predecessor returns the plugin of the instance this one is to replace
+// (make before break, see [Kind.MakeBeforeBreak]), or nil for a fresh
+// start. It does not change during the instance's life; the predecessor may
+// be disposed at any moment (it failed, or this instance took over).
+func (c *Context) Predecessor() Plugin {
+	if p := c.inst.pred; p != nil {
+		return p.plugin
+	}
+	return nil
+}
+
 // Go runs fn on a goroutine owned by the instance's fiber.
 func (c *Context) Go(name string, fn func(ctx context.Context)) error {
 	return c.inst.fiber.Go(name, fn)

@@ -35,7 +35,11 @@
 //     Begin has finished; then it is ready. An error from Apply, from a Begin,
 //     or a panic, disposes what the instance had set up and marks it failed.
 //  7. Run. A ready instance that can no longer work calls [Context.Fail]: the
-//     host disposes it and marks it failed, with the reason.
+//     host disposes it and marks it failed, with the reason. One that lost
+//     what it serves from and is getting it back calls
+//     [Context.Reconnecting] (state reconnecting: what it registered stays,
+//     and the entry counts as settled), then Reconnecting(nil) when it is
+//     back (ready).
 //  8. Dispose. The instances that inject a service this instance provides are
 //     disposed first (they go back to pending); then the instance's fiber:
 //     its children, its disposers in reverse order, its goroutines. Disposal
@@ -44,9 +48,37 @@
 //     concurrently, dependents before their providers.
 //  9. Failed is sticky: a failed entry stays failed until its configuration
 //     changes or someone restarts it ([Host.Restart]).
+//  10. Make before break. For a kind with [Kind.MakeBeforeBreak], an edit of
+//     an entry whose instance serves (ready or reconnecting) starts the new
+//     instance beside it instead of stopping it first: the successor is
+//     applied (it sees its predecessor through [Context.Predecessor]) while
+//     the entry keeps its state, marked reloading and not settled. When the
+//     successor is ready, the host calls its [Successor.TakeOver] on its own
+//     goroutine, and the successor moves the predecessor's registrations to
+//     itself in one step; from then on it serves. The predecessor retires:
+//     it takes no new work, finishes what was routed to it ([Drainer],
+//     bounded by each call's own timeout), and is disposed, off the host's
+//     goroutine. If the successor fails, it is disposed, the predecessor
+//     keeps serving, and the entry carries the note "reload failed: …; the
+//     previous instance is still serving" until its configuration changes
+//     or someone restarts it. An edit while a successor starts disposes that
+//     successor (it never served) and starts another; removing the entry, or
+//     closing the host, disposes both. If the predecessor fails while its
+//     successor starts, the successor carries on alone (the entry is
+//     starting) and takes over from nobody. The host falls back to
+//     stopping first when the instance does not serve, or when another entry
+//     of the same file claims a value it holds ([Uniquer]: a serverName
+//     moving to another id). [Host.Restart] of a serving entry replaces it
+//     the same way. A kind that provides services cannot opt in.
+//  11. Live settings. An edit that changes only keys a kind lists in
+//     [Kind.Live] is applied to the running instance ([Reconfigurer]) on the
+//     host's goroutine: nothing is re-created. An entry with nothing running,
+//     or a plugin that refuses, is re-created instead.
 //
 // All changes run one at a time on the host's own goroutine, so transitions
-// never interleave; plugins report from any goroutine without blocking.
+// never interleave; plugins report from any goroutine without blocking. The
+// host's own output — its log, entry errors, events — is redacted with its
+// secret set ([Host.Secrets]; package secret).
 // Reads ([Host.Snapshot], [Host.Wait], [Host.Subscribe]) never wait for them.
 //
 // Two hosts in one process share nothing but the table of plugin kinds.

@@ -87,7 +87,8 @@ type Entry struct {
 	file    string
 	dir     string
 	exprs   map[*yaml.Node]*jsexpr.Expr
-	digest  string
+	digest  string // kind and configuration, canonical
+	restart string // the same without the kind's live keys (Kind.Live)
 	namePos Pos
 }
 
@@ -297,7 +298,11 @@ func (p *parser) entry(n *yaml.Node) *Entry {
 	if len(p.problems) > before {
 		return nil
 	}
-	e.digest = digest(e)
+	e.digest = digest(e, nil)
+	e.restart = e.digest
+	if k, ok := LookupKind(e.Name); ok && len(k.Live) > 0 {
+		e.restart = digest(e, k.live)
+	}
 	return e
 }
 
@@ -379,13 +384,25 @@ func yamlErrMsg(err error) string {
 
 // digest is the canonical form of what makes an instance: its kind and its
 // configuration. Comments, key order, quoting and layout do not count; a !!js
-// expression counts as its source, not its value.
-func digest(e *Entry) string {
+// expression counts as its source, not its value. The top-level config keys
+// for which skip reports true are left out (nil: none).
+func digest(e *Entry, skip func(key string) bool) string {
 	var b strings.Builder
 	b.WriteString(strconv.Quote(e.Name))
 	b.WriteByte(' ')
 	if e.Config != nil {
-		canonical(&b, e.Config, e.exprs)
+		c := e.Config
+		if skip != nil && c.Kind == yaml.MappingNode {
+			kept := *c
+			kept.Content = nil
+			for i := 0; i+1 < len(c.Content); i += 2 {
+				if !skip(c.Content[i].Value) {
+					kept.Content = append(kept.Content, c.Content[i], c.Content[i+1])
+				}
+			}
+			c = &kept
+		}
+		canonical(&b, c, e.exprs)
 	}
 	return b.String()
 }

@@ -29,24 +29,37 @@ func TestReconcile(t *testing.T) {
 		bD = "- id: b\n  name: probe\n  disabled: true\n"
 		c  = "- id: c\n  name: probe\n"
 	)
+	const (
+		r1  = "- id: r\n  name: relay\n  config: {label: one, speed: 1}\n"
+		r1f = "- id: r\n  name: relay\n  config: {label: one, speed: 2}\n" // live key only
+		r2  = "- id: r\n  name: relay\n  config: {label: two, speed: 2}\n"
+		rP  = "- id: r\n  name: probe\n"
+		rD  = "- id: r\n  name: relay\n  disabled: true\n  config: {label: one, speed: 3}\n"
+	)
 	for _, tc := range []struct {
 		name            string
 		running, wanted string
 		stop, start     []string
+		replace, update []string
 		summary         string
 	}{
-		{"first load", "", a + b, nil, []string{"a", "b"}, "added a, b"},
-		{"unchanged", a + b, a + b, nil, nil, "no changes"},
-		{"config changed", a + b, a2 + b, []string{"a"}, []string{"a"}, "restarted a"},
-		{"kind changed", a + b, aK + b, []string{"a"}, []string{"a"}, "restarted a"},
-		{"removed", a + b + c, a, []string{"c", "b"}, nil, "removed b, c"},
-		{"added in the middle", a + c, a + b + c, nil, []string{"b"}, "added b"},
-		{"disabled", a + b, aD + b, []string{"a"}, nil, "disabled a"},
-		{"enabled", aD + b, a + b, nil, []string{"a"}, "enabled a"},
-		{"disabled entry removed", a + bD, a, nil, nil, "removed b"},
-		{"disabled entry changed", bD, "- id: b\n  name: probe\n  disabled: true\n  config: {label: x}\n", nil, nil, "restarted b"},
-		{"reordered only", a + b, b + a, nil, nil, "no changes"},
-		{"everything at once", a + b + c, b + a2 + "- id: d\n  name: probe\n", []string{"c", "a"}, []string{"a", "d"}, "added d; restarted a; removed c"},
+		{"first load", "", a + b, nil, []string{"a", "b"}, nil, nil, "added a, b"},
+		{"unchanged", a + b, a + b, nil, nil, nil, nil, "no changes"},
+		{"config changed", a + b, a2 + b, []string{"a"}, []string{"a"}, nil, nil, "restarted a"},
+		{"kind changed", a + b, aK + b, []string{"a"}, []string{"a"}, nil, nil, "restarted a"},
+		{"removed", a + b + c, a, []string{"c", "b"}, nil, nil, nil, "removed b, c"},
+		{"added in the middle", a + c, a + b + c, nil, []string{"b"}, nil, nil, "added b"},
+		{"disabled", a + b, aD + b, []string{"a"}, nil, nil, nil, "disabled a"},
+		{"enabled", aD + b, a + b, nil, []string{"a"}, nil, nil, "enabled a"},
+		{"disabled entry removed", a + bD, a, nil, nil, nil, nil, "removed b"},
+		{"disabled entry changed", bD, "- id: b\n  name: probe\n  disabled: true\n  config: {label: x}\n", nil, nil, nil, nil, "restarted b"},
+		{"reordered only", a + b, b + a, nil, nil, nil, nil, "no changes"},
+		{"everything at once", a + b + c, b + a2 + "- id: d\n  name: probe\n", []string{"c", "a"}, []string{"a", "d"}, nil, nil, "added d; restarted a; removed c"},
+		{"a kind that makes before it breaks", r1 + a, r2 + a, nil, nil, []string{"r"}, nil, "restarted r"},
+		{"live keys only", r1 + a, r1f + a, nil, nil, nil, []string{"r"}, "updated r"},
+		{"to another kind: stop first", r1, rP, []string{"r"}, []string{"r"}, nil, nil, "restarted r"},
+		{"disabled, with a live key changed", r1, rD, []string{"r"}, nil, nil, nil, "restarted r"},
+		{"re-enabled", rD, r1, nil, []string{"r"}, nil, nil, "restarted r"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -55,8 +68,9 @@ func TestReconcile(t *testing.T) {
 				running = parse(t, tc.running).Entries
 			}
 			p := host.Reconcile(running, parse(t, tc.wanted).Entries)
-			if !slices.Equal(p.Stop, tc.stop) || !slices.Equal(p.Start, tc.start) {
-				t.Fatalf("stop %v start %v, want stop %v start %v", p.Stop, p.Start, tc.stop, tc.start)
+			if !slices.Equal(p.Stop, tc.stop) || !slices.Equal(p.Start, tc.start) || !slices.Equal(p.Replace, tc.replace) || !slices.Equal(p.Update, tc.update) {
+				t.Fatalf("stop %v start %v replace %v update %v, want stop %v start %v replace %v update %v",
+					p.Stop, p.Start, p.Replace, p.Update, tc.stop, tc.start, tc.replace, tc.update)
 			}
 			if p.String() != tc.summary {
 				t.Fatalf("summary %q, want %q", p.String(), tc.summary)
@@ -171,9 +185,13 @@ func TestKindRegistry(t *testing.T) {
 		}
 	}
 	for name, k := range map[string]host.Kind{
-		"duplicate": {Name: "probe", New: func() host.Plugin { return nil }},
-		"bad name":  {Name: "has space", New: func() host.Plugin { return nil }},
-		"nil New":   {Name: "fresh-kind"},
+		"duplicate":                          {Name: "probe", New: func() host.Plugin { return nil }},
+		"bad name":                           {Name: "has space", New: func() host.Plugin { return nil }},
+		"nil New":                            {Name: "fresh-kind"},
+		"make before break without TakeOver": {Name: "mbb-no-successor", MakeBeforeBreak: true, New: func() host.Plugin { return &probe{} }},
+		"make before break providing a service": {Name: "mbb-provider", MakeBeforeBreak: true, Provides: []string{"x"},
+			New: func() host.Plugin { return &relay{} }},
+		"live keys without Reconfigure": {Name: "live-no-reconfigurer", Live: []string{"label"}, New: func() host.Plugin { return &probe{} }},
 	} {
 		func() {
 			defer func() {

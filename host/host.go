@@ -62,6 +62,11 @@ type Host struct {
 	ops     []func()
 	opsWake chan struct{}
 	opsDone chan struct{}
+
+	gen        uint64             // numbers the fibers of successors; host goroutine only
+	retiring   sync.WaitGroup     // replaced instances draining and disposing
+	drainCtx   context.Context    // ends when Close begins: drains stop
+	stopDrains context.CancelFunc //
 }
 
 type entry struct {
@@ -72,7 +77,9 @@ type entry struct {
 	since   time.Time
 	err     error
 	missing []string
-	inst    *instance
+	inst    *instance // the instance that serves (or starts, when fresh)
+	next    *instance // a successor starting beside inst (make before break)
+	note    error     // a reload that failed while inst kept serving
 }
 
 type instance struct {
@@ -82,6 +89,7 @@ type instance struct {
 	log      *slog.Logger
 	begun    int
 	applying bool
+	pred     *instance // for a successor: the instance it is to replace
 }
 
 type service struct {
@@ -119,6 +127,7 @@ func New(opts Options) *Host {
 		h.env = ProcessEnv()
 	}
 	h.root = fiber.New(context.Background(), "host", fiber.WithFaultHandler(h.fault))
+	h.drainCtx, h.stopDrains = context.WithCancel(context.Background())
 	go h.run()
 	return h
 }
@@ -227,7 +236,8 @@ func (h *Host) load(f *File) (*Plan, error) {
 	if closed {
 		return nil, ErrClosed
 	}
-	if problems := check(f, h.env, false, h.secrets).errors; len(problems) > 0 {
+	checked := check(f, h.env, false, h.secrets)
+	if problems := checked.errors; len(problems) > 0 {
 		err := &LoadError{Problems: problems}
 		h.log.Info("configuration refused; nothing changed", "file", f.Path, "err", err)
 		h.emit(Event{Type: ReloadRejected, Err: err})
@@ -238,10 +248,39 @@ func (h *Host) load(f *File) (*Plan, error) {
 		running = h.file.Entries
 	}
 	plan := Reconcile(running, f.Entries)
+	specs := make(map[string]*Entry, len(f.Entries))
+	for _, spec := range f.Entries {
+		specs[spec.ID] = spec
+	}
+
+	// What the plan leaves to the moment: a live update of an entry with
+	// nothing running, or that its plugin refuses, is a restart; so is a
+	// replacement whose old instance does not serve, or holds a value that
+	// another entry of the file claims (that entry must not find it taken).
+	stopIDs := slices.Clone(plan.Stop)
+	restart := map[string]bool{}
+	for _, id := range plan.Start {
+		restart[id] = true
+	}
+	for _, id := range plan.Update {
+		if !h.reconfigure(h.entries[id], specs[id]) {
+			stopIDs = append(stopIDs, id)
+			restart[id] = true
+		}
+	}
+	replace := map[string]bool{}
+	for _, id := range plan.Replace {
+		if e := h.entries[id]; h.canReplace(e, checked.plugins) {
+			replace[id] = true
+		} else {
+			stopIDs = append(stopIDs, id)
+			restart[id] = true
+		}
+	}
 
 	// Every disposal finishes before any apply starts.
 	var stops []stopping
-	for _, id := range plan.Stop {
+	for _, id := range stopIDs {
 		if e := h.entries[id]; e != nil {
 			stops = append(stops, stopping{e: e, next: Stopped})
 		}
@@ -257,7 +296,7 @@ func (h *Host) load(f *File) (*Plan, error) {
 		if e == nil {
 			e = &entry{state: Stopped}
 		}
-		if e.spec != nil && e.spec.digest != spec.digest {
+		if e.spec != nil && e.spec.digest != spec.digest && !replace[spec.ID] && !slices.Contains(plan.Update, spec.ID) {
 			e.last = nil
 		}
 		e.spec, e.kind = spec, kind
@@ -279,8 +318,13 @@ func (h *Host) load(f *File) (*Plan, error) {
 			h.setState(e, Disabled, nil, nil)
 		}
 	}
-	for _, id := range plan.Start {
-		h.start(next[id])
+	for _, id := range order {
+		switch {
+		case restart[id]:
+			h.start(next[id])
+		case replace[id]:
+			h.replace(next[id])
+		}
 	}
 	h.wakePending()
 	if !plan.Empty() {
@@ -290,8 +334,76 @@ func (h *Host) load(f *File) (*Plan, error) {
 	return plan, nil
 }
 
-// Restart disposes an entry's instance, if any, and applies it again,
-// re-reading the environment its !!js expressions use. It clears a failure.
+// reconfigure applies the live keys of spec to e's running instances
+// (rule 11). It reports false when that cannot be done: nothing runs, the
+// configuration does not decode, or the plugin refuses.
+func (h *Host) reconfigure(e *entry, spec *Entry) bool {
+	if e == nil || e.inst == nil || (e.state != Ready && e.state != Reconnecting && e.state != Starting) {
+		return false
+	}
+	for _, inst := range []*instance{e.inst, e.next} {
+		if inst == nil || inst.plugin == nil {
+			continue
+		}
+		fresh := e.kind.New()
+		r, problems := spec.resolve(recording(h.env, h.secrets))
+		if len(problems) == 0 {
+			problems = spec.decode(r, fresh)
+		}
+		if len(problems) > 0 {
+			return false
+		}
+		rc, ok := inst.plugin.(Reconfigurer)
+		if !ok {
+			return false
+		}
+		if err := rc.Reconfigure(fresh); err != nil {
+			inst.log.Info("live settings refused; re-creating the instance", "err", err)
+			return false
+		}
+	}
+	e.inst.log.Info("live settings applied in place")
+	return true
+}
+
+// canReplace reports whether e can make before it breaks: its instance
+// serves, and no other entry of the new file claims a value it holds.
+func (h *Host) canReplace(e *entry, decoded map[string]decodedEntry) bool {
+	if e == nil || e.inst == nil || e.inst.plugin == nil || (e.state != Ready && e.state != Reconnecting) {
+		return false
+	}
+	held, ok := e.inst.plugin.(Uniquer)
+	if !ok {
+		return true
+	}
+	for field, value := range held.Unique() {
+		for id, d := range decoded {
+			if id == e.spec.ID || d.kind != e.kind {
+				continue
+			}
+			if u, ok := d.plugin.(Uniquer); ok && u.Unique()[field] == value {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// replace starts a successor of e beside the instance that serves (rule
+// 10). A successor already starting never served: it goes first.
+func (h *Host) replace(e *entry) {
+	if prev := e.next; prev != nil {
+		h.disposeNow(prev, nil)
+		h.mu.Lock()
+		e.next = nil
+		h.mu.Unlock()
+	}
+	h.apply(e, e.inst)
+}
+
+// Restart re-creates an entry's instance, re-reading the environment its
+// !!js expressions use. It clears a failure. An entry whose kind makes
+// before it breaks and that serves is replaced without a gap.
 func (h *Host) Restart(ctx context.Context, id string) error {
 	return h.do(ctx, func() error {
 		e := h.entries[id]
@@ -301,6 +413,10 @@ func (h *Host) Restart(ctx context.Context, id string) error {
 		if e.spec.Disabled {
 			return fmt.Errorf("restart %q: the entry is disabled", id)
 		}
+		if e.kind.MakeBeforeBreak && e.inst != nil && (e.state == Ready || e.state == Reconnecting) {
+			h.replace(e)
+			return nil
+		}
 		h.stop(e, Stopped, nil)
 		h.start(e)
 		h.wakePending()
@@ -309,9 +425,11 @@ func (h *Host) Restart(ctx context.Context, id string) error {
 }
 
 // Close disposes every instance, dependents before their providers, then the
-// host itself. Later operations fail with [ErrClosed].
+// host itself. Replaced instances still draining stop draining. Later
+// operations fail with [ErrClosed].
 func (h *Host) Close(ctx context.Context) error {
 	err := h.do(ctx, func() error {
+		h.stopDrains()
 		all := make([]stopping, 0, len(h.order))
 		for i := len(h.order) - 1; i >= 0; i-- {
 			all = append(all, stopping{e: h.entries[h.order[i]], next: Stopped})
@@ -320,6 +438,7 @@ func (h *Host) Close(ctx context.Context) error {
 		for i := len(h.order) - 1; i >= 0; i-- {
 			h.setState(h.entries[h.order[i]], Stopped, nil, nil)
 		}
+		h.retiring.Wait()
 		dctx, cancel := context.WithTimeout(context.Background(), h.disposeTimeout)
 		defer cancel()
 		err := h.root.Dispose(dctx)
@@ -337,302 +456,6 @@ func (h *Host) Close(ctx context.Context) error {
 		return nil
 	}
 	return err
-}
-
-// --- applying and stopping ---------------------------------------------------
-
-// start applies an entry, or leaves it pending when a service it injects is
-// missing. It runs on the host's goroutine.
-func (h *Host) start(e *entry) {
-	if e.spec.Disabled {
-		h.setState(e, Disabled, nil, nil)
-		return
-	}
-	if missing := h.missing(e.kind); len(missing) > 0 {
-		h.setState(e, Pending, nil, missing)
-		return
-	}
-	h.apply(e)
-}
-
-func (h *Host) missing(k *Kind) []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []string
-	for _, s := range k.Inject {
-		if h.services[s] == nil {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func (h *Host) apply(e *entry) {
-	log := h.log.With("entry", e.spec.ID, "plugin", e.kind.Name)
-	f, err := h.root.Child(e.spec.ID)
-	if err != nil {
-		h.setState(e, Failed, fmt.Errorf("entry %q: %w", e.spec.ID, err), nil)
-		return
-	}
-	inst := &instance{entry: e, fiber: f, log: log, applying: true}
-	h.mu.Lock()
-	e.inst = inst
-	h.mu.Unlock()
-	h.setState(e, Starting, nil, nil)
-
-	plugin := e.kind.New()
-	r, problems := e.spec.resolve(recording(h.env, h.secrets))
-	if len(problems) == 0 {
-		problems = e.spec.decode(r, plugin)
-		h.secrets.Add(secretValues(plugin)...)
-	}
-	if len(problems) > 0 {
-		h.stop(e, Failed, &LoadError{Problems: problems})
-		return
-	}
-	h.mu.Lock()
-	inst.plugin = plugin
-	e.last = plugin
-	h.mu.Unlock()
-	for _, u := range r.unset {
-		log.Debug("a !!js value is undefined; its key is left out", "field", u.Field, "vars", u.Vars, "at", u.Pos.String())
-	}
-
-	ctx := &Context{host: h, inst: inst}
-	if err := safeApply(plugin, ctx); err != nil {
-		h.stop(e, Failed, fmt.Errorf("entry %q: apply: %w", e.spec.ID, err))
-		return
-	}
-	h.mu.Lock()
-	inst.applying = false
-	ready := inst.begun == 0 && e.inst == inst
-	h.mu.Unlock()
-	if ready {
-		h.setState(e, Ready, nil, nil)
-	}
-	// The entries waiting for a service this one provides are applied by
-	// the caller's wakePending (Provide also queues one).
-}
-
-func safeApply(p Plugin, ctx *Context) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("panic: %v", r)
-		}
-	}()
-	return p.Apply(ctx)
-}
-
-// stop disposes e's instance, if any, after the instances that depend on the
-// services it provides (they go back to pending), and moves e to state next.
-func (h *Host) stop(e *entry, next State, cause error) {
-	h.stopAll([]stopping{{e: e, next: next, cause: cause}})
-}
-
-// stopping is an entry to stop and the state it goes to.
-type stopping struct {
-	e     *entry
-	next  State
-	cause error
-}
-
-// stopAll disposes the instances of the listed entries and, first, every
-// running instance that injects a service one of them provides (those go
-// back to pending). Disposal runs in layers: the instances of a layer are
-// disposed concurrently — each has its own bound, so ten servers that ignore
-// SIGTERM cost one close ladder, not ten — and a layer starts when the one
-// holding its dependents is done. States change once everything is
-// disposed, so a pending entry names the services really missing.
-func (h *Host) stopAll(list []stopping) {
-	h.mu.Lock()
-	set := map[*entry]*stopping{}
-	var order []*entry // reverse file order, for stable events
-	add := func(st stopping) bool {
-		if set[st.e] != nil {
-			return false
-		}
-		set[st.e] = &st
-		return true
-	}
-	for _, st := range list {
-		add(st)
-	}
-	// Close the set over dependents: whoever injects a service an instance
-	// in the set provides.
-	for grew := true; grew; {
-		grew = false
-		for _, id := range h.order {
-			e := h.entries[id]
-			if e == nil || e.inst == nil || set[e] != nil {
-				continue
-			}
-			for p := range set {
-				if p.inst != nil && h.injectsFromLocked(e, p.inst) {
-					grew = add(stopping{e: e, next: Pending}) || grew
-					break
-				}
-			}
-		}
-	}
-	for i := len(h.order) - 1; i >= 0; i-- {
-		if e := h.entries[h.order[i]]; e != nil && set[e] != nil {
-			order = append(order, e)
-		}
-	}
-	for e := range set {
-		if !slices.Contains(order, e) {
-			order = append(order, e) // no longer in the table (a reload replaced it)
-		}
-	}
-	// Peel layers: an instance goes once no remaining one injects from it.
-	remaining := slices.Clone(order)
-	var layers [][]*entry
-	for len(remaining) > 0 {
-		var layer, rest []*entry
-		for _, x := range remaining {
-			needed := false
-			for _, y := range remaining {
-				if y != x && x.inst != nil && y.inst != nil && h.injectsFromLocked(y, x.inst) {
-					needed = true
-					break
-				}
-			}
-			if needed {
-				rest = append(rest, x)
-			} else {
-				layer = append(layer, x)
-			}
-		}
-		if len(layer) == 0 { // a cycle cannot run, but never loop for ever
-			layer, rest = rest, nil
-		}
-		layers = append(layers, layer)
-		remaining = rest
-	}
-	h.mu.Unlock()
-
-	for _, layer := range layers {
-		var wg sync.WaitGroup
-		for _, e := range layer {
-			h.mu.Lock()
-			inst := e.inst
-			h.mu.Unlock()
-			if inst == nil {
-				continue
-			}
-			wg.Add(1)
-			go func(cause error) {
-				defer wg.Done()
-				ctx, cancel := context.WithTimeout(context.Background(), h.disposeTimeout)
-				defer cancel()
-				var err error
-				if cause != nil {
-					err = inst.fiber.Fail(ctx, cause)
-				} else {
-					err = inst.fiber.Dispose(ctx)
-				}
-				if err != nil {
-					inst.log.Error("disposal incomplete", "err", err)
-				}
-			}(set[e].cause)
-		}
-		wg.Wait()
-		h.mu.Lock()
-		for _, e := range layer {
-			e.inst = nil
-		}
-		h.mu.Unlock()
-	}
-	for _, layer := range layers {
-		for _, e := range layer {
-			st := set[e]
-			var missing []string
-			if st.next == Pending {
-				missing = h.missing(e.kind)
-			}
-			if st.next != Stopped || e.state != Stopped {
-				h.setState(e, st.next, st.cause, missing)
-			}
-		}
-	}
-}
-
-// injectsFromLocked reports whether e injects a service that inst provides.
-func (h *Host) injectsFromLocked(e *entry, inst *instance) bool {
-	if e.inst == inst {
-		return false
-	}
-	for _, name := range e.kind.Inject {
-		if s := h.services[name]; s != nil && s.owner == inst {
-			return true
-		}
-	}
-	return false
-}
-
-// wakePending applies the pending entries whose services are now all there.
-func (h *Host) wakePending() {
-	for progress := true; progress; {
-		progress = false
-		for _, id := range h.order {
-			e := h.entries[id]
-			if e.state == Pending && len(h.missing(e.kind)) == 0 {
-				h.apply(e)
-				progress = true
-			} else if e.state == Pending {
-				if m := h.missing(e.kind); !slices.Equal(m, e.missing) {
-					h.setState(e, Pending, nil, m)
-				}
-			}
-		}
-	}
-}
-
-// finish records the end of initial work started with Context.Begin.
-func (h *Host) finish(inst *instance, step string, err error) {
-	e := inst.entry
-	h.mu.Lock()
-	current := e.inst == inst
-	if current {
-		inst.begun--
-	}
-	ready := current && inst.begun == 0 && !inst.applying && e.state == Starting
-	h.mu.Unlock()
-	switch {
-	case !current:
-		return // the instance is gone; its news is stale
-	case err != nil:
-		h.stop(e, Failed, fmt.Errorf("entry %q: %s: %w", e.spec.ID, step, err))
-	case ready:
-		h.setState(e, Ready, nil, nil)
-	}
-}
-
-// failed records a failure a plugin reported after apply.
-func (h *Host) failed(inst *instance, err error) {
-	e := inst.entry
-	h.mu.Lock()
-	current := e.inst == inst
-	h.mu.Unlock()
-	if current {
-		h.stop(e, Failed, fmt.Errorf("entry %q: %w", e.spec.ID, err))
-	}
-}
-
-// fault receives a panic from a goroutine owned by some fiber and fails the
-// instance that owns it.
-func (h *Host) fault(f *fiber.Fiber, err error) {
-	h.post(func() {
-		for x := f; x != nil; x = x.Parent() {
-			for _, e := range h.entries {
-				if e.inst != nil && e.inst.fiber == x {
-					h.failed(e.inst, err)
-					return
-				}
-			}
-		}
-		h.log.Error("fault outside any instance", "err", err)
-	})
 }
 
 // --- state ------------------------------------------------------------------
@@ -654,12 +477,27 @@ func (h *Host) setState(e *entry, s State, err error, missing []string) {
 	switch {
 	case s == Failed:
 		log.Info("entry failed", "err", err)
+	case s == Reconnecting:
+		log.Info("entry reconnecting", "err", err)
 	case s == Pending:
 		log.Info("entry pending", "missing", missing)
 	case s != prev:
 		log.Info("entry "+s.String(), "was", prev.String())
 	}
-	h.emit(Event{Type: EntryChanged, Entry: e.spec.ID, Plugin: e.spec.Name, State: s, Prev: prev, Err: err, Missing: missing})
+	h.emitEntry(e, prev)
+}
+
+// emitEntry tells subscribers where e is: its state (prev is the one before
+// a change, or the same), a reload in progress, a failed reload's note.
+func (h *Host) emitEntry(e *entry, prev State) {
+	h.mu.Lock()
+	ev := Event{Type: EntryChanged, Entry: e.spec.ID, Plugin: e.spec.Name, State: e.state, Prev: prev, Err: e.err,
+		Missing: e.missing, Reloading: e.next != nil}
+	if e.note != nil {
+		ev.Note = e.note.Error()
+	}
+	h.mu.Unlock()
+	h.emit(ev)
 }
 
 func (h *Host) emit(ev Event) {
@@ -700,7 +538,11 @@ func (h *Host) Snapshot() []EntryStatus {
 	plugins := make([]Plugin, 0, len(h.order))
 	for _, id := range h.order {
 		e := h.entries[id]
-		st := EntryStatus{ID: id, Plugin: e.spec.Name, State: e.state, Since: e.since, Missing: e.missing, Pos: e.spec.Pos, err: e.err}
+		st := EntryStatus{ID: id, Plugin: e.spec.Name, State: e.state, Since: e.since, Missing: e.missing, Pos: e.spec.Pos, err: e.err,
+			Reloading: e.next != nil}
+		if e.note != nil {
+			st.Note = h.secrets.Redact(e.note.Error())
+		}
 		if e.err != nil {
 			st.Error = strings.TrimPrefix(e.err.Error(), fmt.Sprintf("entry %q: ", id))
 		}
@@ -726,6 +568,9 @@ func (h *Host) Snapshot() []EntryStatus {
 // settled unless an entry that provides a service it misses is still on its
 // way.
 func (h *Host) settledLocked(e *entry, seen map[*entry]bool) bool {
+	if e.next != nil {
+		return false // a successor is on its way
+	}
 	switch e.state {
 	case Starting, Stopped:
 		return false

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"sort"
@@ -32,6 +33,17 @@ type Kind struct {
 	// `config:` is decoded strictly into it: its exported fields, named by
 	// their yaml tags, are the configuration.
 	New func() Plugin
+	// MakeBeforeBreak opts the kind in to make-before-break reloads: when an
+	// entry's configuration changes, the new instance starts beside the one
+	// that runs and takes over from it once ready (rule 10 of the package
+	// documentation). Its plugin must implement [Successor]. A kind that
+	// provides services, or holds a resource two instances cannot share,
+	// does not opt in.
+	MakeBeforeBreak bool
+	// Live lists the top-level keys of `config:` that apply to a running
+	// instance without re-creating it (rule 11). Its plugin must implement
+	// [Reconfigurer].
+	Live []string
 }
 
 // Plugin is one instance of a kind. See the package documentation for the
@@ -41,6 +53,37 @@ type Plugin interface {
 	// slow work: start goroutines with [Context.Go] and report initial work
 	// with [Context.Begin].
 	Apply(ctx *Context) error
+}
+
+// Successor is implemented by the plugins of a kind with
+// [Kind.MakeBeforeBreak].
+type Successor interface {
+	// TakeOver is called on the host's goroutine once the new instance is
+	// ready, with the plugin of the instance it replaces. It moves what the
+	// predecessor registered to itself in one step (for tools:
+	// tools.Registry.Replace with the predecessor's set), so that readers
+	// see the old registrations or the new ones, never neither. It must not
+	// block. An error fails the new instance; the predecessor keeps serving.
+	TakeOver(pred Plugin) error
+}
+
+// Drainer is implemented by plugins whose work in flight (calls already
+// routed to them) should finish before they are disposed. The host calls
+// Drain on an instance that a make-before-break replaced, then disposes it;
+// ctx ends when the host closes. Drain bounds itself (each call has its own
+// timeout).
+type Drainer interface {
+	Drain(ctx context.Context)
+}
+
+// Reconfigurer is implemented by the plugins of a kind with [Kind.Live].
+type Reconfigurer interface {
+	// Reconfigure applies the live fields of next — a fresh plugin value
+	// decoded from the edited entry, which differs from the running
+	// configuration in live keys only — to the running instance. It runs on
+	// the host's goroutine and must not block. An error makes the host
+	// re-create the instance instead.
+	Reconfigure(next Plugin) error
 }
 
 // Validator is implemented by plugins that check their decoded configuration.
@@ -86,6 +129,19 @@ var registry = struct {
 func Register(k Kind) {
 	if k.New == nil {
 		panic(fmt.Sprintf("host.Register(%q): New is nil", k.Name))
+	}
+	if k.MakeBeforeBreak {
+		if _, ok := k.New().(Successor); !ok {
+			panic(fmt.Sprintf("host.Register(%q): MakeBeforeBreak needs a plugin that implements host.Successor", k.Name))
+		}
+		if len(k.Provides) > 0 {
+			panic(fmt.Sprintf("host.Register(%q): a kind that provides services cannot make before break (a service has one provider at a time)", k.Name))
+		}
+	}
+	if len(k.Live) > 0 {
+		if _, ok := k.New().(Reconfigurer); !ok {
+			panic(fmt.Sprintf("host.Register(%q): Live fields need a plugin that implements host.Reconfigurer", k.Name))
+		}
 	}
 	registry.Lock()
 	defer registry.Unlock()
@@ -140,6 +196,15 @@ func KindNames() []string {
 func (k *Kind) injects(service string) bool {
 	for _, s := range k.Inject {
 		if s == service {
+			return true
+		}
+	}
+	return false
+}
+
+func (k *Kind) live(key string) bool {
+	for _, l := range k.Live {
+		if l == key {
 			return true
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -25,20 +26,43 @@ const recorderService = "recorder"
 type recorder struct {
 	mu        sync.Mutex
 	log       []string
+	changed   chan struct{} // closed at the next add
 	instances map[string]*probe
+	relays    map[string]*relay // by "<id>/<label>"
 	gates     map[string]chan error
 	arrived   int
 	full      chan struct{}
 }
 
 func newRecorder() *recorder {
-	return &recorder{instances: map[string]*probe{}, gates: map[string]chan error{}}
+	return &recorder{instances: map[string]*probe{}, relays: map[string]*relay{}, gates: map[string]chan error{}, changed: make(chan struct{})}
 }
 
 func (r *recorder) add(format string, args ...any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.log = append(r.log, fmt.Sprintf(format, args...))
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+// wait returns once the log holds line, or fails after d.
+func (r *recorder) wait(line string, d time.Duration) error {
+	timeout := time.After(d)
+	for {
+		r.mu.Lock()
+		found := slices.Contains(r.log, line)
+		ch := r.changed
+		r.mu.Unlock()
+		if found {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-timeout:
+			return fmt.Errorf("no %q in %q", line, r.events())
+		}
+	}
 }
 
 func (r *recorder) events() []string {

@@ -6,21 +6,30 @@ import (
 )
 
 // Plan is what a reload does, computed by [Reconcile] from the entries that
-// run and the entries the file asks for. Entries are identified by id; an
-// entry whose kind or configuration changed is stopped and started again.
+// run and the entries the file asks for. Entries are identified by id.
 type Plan struct {
 	// Stop lists the ids to dispose, in reverse order of the old file.
 	Stop []string
 	// Start lists the ids to apply, in order of the new file.
 	Start []string
+	// Replace lists the ids of changed entries whose kind makes before it
+	// breaks: the new instance starts beside the old one, which it replaces
+	// once ready. They are in neither Stop nor Start. The host falls back to
+	// stopping and starting when the old instance does not serve, or when
+	// another entry of the file claims a value the old one holds.
+	Replace []string
+	// Update lists the ids whose live keys alone changed (Kind.Live): the
+	// running instance is reconfigured in place. The host falls back to a
+	// restart when nothing runs or the plugin refuses.
+	Update []string
 
-	Added, Changed, Removed, Enabled, Disabled, Unchanged []string
+	Added, Changed, Updated, Removed, Enabled, Disabled, Unchanged []string
 }
 
 // Reconcile compares the running entries with the desired ones. It is a pure
-// function: the host carries the plan out, all of Stop before any of Start,
-// so that a value reserved by one entry (an MCP serverName) can move to
-// another in a single edit.
+// function: the host carries the plan out, all of Stop before any of Start
+// and Replace, so that a value reserved by one entry (an MCP serverName) can
+// move to another in a single edit.
 func Reconcile(running, desired []*Entry) *Plan {
 	p := &Plan{}
 	old := make(map[string]*Entry, len(running))
@@ -38,6 +47,9 @@ func Reconcile(running, desired []*Entry) *Plan {
 		case !kept:
 			p.Removed = append(p.Removed, o.ID)
 		case o.digest != n.digest:
+			if liveOnly(o, n) || replaceable(o, n) {
+				continue
+			}
 			// Changed; reported in desired order below.
 		case !o.Disabled && n.Disabled:
 			p.Disabled = append(p.Disabled, o.ID)
@@ -55,8 +67,16 @@ func Reconcile(running, desired []*Entry) *Plan {
 		switch {
 		case !existed:
 			p.Added = append(p.Added, n.ID)
+		case o.digest != n.digest && liveOnly(o, n):
+			p.Updated = append(p.Updated, n.ID)
+			p.Update = append(p.Update, n.ID)
+			continue
 		case o.digest != n.digest:
 			p.Changed = append(p.Changed, n.ID)
+			if replaceable(o, n) {
+				p.Replace = append(p.Replace, n.ID)
+				continue
+			}
 		case o.Disabled && !n.Disabled:
 			p.Enabled = append(p.Enabled, n.ID)
 		default:
@@ -70,6 +90,22 @@ func Reconcile(running, desired []*Entry) *Plan {
 	return p
 }
 
+// liveOnly reports a change of live keys alone, of an enabled entry.
+func liveOnly(o, n *Entry) bool {
+	return !o.Disabled && !n.Disabled && o.restart == n.restart
+}
+
+// replaceable reports a change that can make before it breaks: an enabled
+// entry of a kind that opts in, whose kind stays the same.
+func replaceable(o, n *Entry) bool {
+	if o.Disabled || n.Disabled {
+		return false
+	}
+	ko, ok1 := LookupKind(o.Name)
+	kn, ok2 := LookupKind(n.Name)
+	return ok1 && ok2 && ko == kn && kn.MakeBeforeBreak
+}
+
 func reverse(s []string) {
 	for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
 		s[i], s[j] = s[j], s[i]
@@ -78,7 +114,7 @@ func reverse(s []string) {
 
 // Empty reports whether the plan changes nothing.
 func (p *Plan) Empty() bool {
-	return len(p.Added)+len(p.Changed)+len(p.Removed)+len(p.Enabled)+len(p.Disabled) == 0
+	return len(p.Added)+len(p.Changed)+len(p.Updated)+len(p.Removed)+len(p.Enabled)+len(p.Disabled) == 0
 }
 
 func (p *Plan) String() string {
@@ -89,7 +125,7 @@ func (p *Plan) String() string {
 	for _, g := range []struct {
 		verb string
 		ids  []string
-	}{{"added", p.Added}, {"restarted", p.Changed}, {"removed", p.Removed}, {"enabled", p.Enabled}, {"disabled", p.Disabled}} {
+	}{{"added", p.Added}, {"restarted", p.Changed}, {"updated", p.Updated}, {"removed", p.Removed}, {"enabled", p.Enabled}, {"disabled", p.Disabled}} {
 		if len(g.ids) > 0 {
 			parts = append(parts, fmt.Sprintf("%s %s", g.verb, strings.Join(g.ids, ", ")))
 		}

@@ -20,6 +20,10 @@ const (
 	Starting
 	// Ready entries are applied and their initial work has finished.
 	Ready
+	// Reconnecting entries were ready and lost what they serve from (an MCP
+	// server's connection); they are getting it back, and what they
+	// registered stays meanwhile. The error says why.
+	Reconnecting
 	// Failed entries stopped with an error. The state is sticky: it changes
 	// only when the entry's configuration changes or someone restarts it.
 	Failed
@@ -28,7 +32,7 @@ const (
 	Stopped
 )
 
-var stateNames = [...]string{"disabled", "pending", "starting", "ready", "failed", "stopped"}
+var stateNames = [...]string{"disabled", "pending", "starting", "ready", "reconnecting", "failed", "stopped"}
 
 func (s State) String() string {
 	if int(s) < len(stateNames) {
@@ -48,6 +52,14 @@ type EntryStatus struct {
 	Since   time.Time `json:"since"`
 	Error   string    `json:"error,omitempty"`
 	Missing []string  `json:"missing,omitempty"` // services a pending entry waits for
+	// Note says that a reload of the entry failed while the previous
+	// instance kept serving ("reload failed: …; the previous instance is
+	// still serving"). It stays until the configuration changes or someone
+	// restarts the entry.
+	Note string `json:"note,omitempty"`
+	// Reloading is true while a new instance starts beside the one that
+	// serves (make before break).
+	Reloading bool `json:"reloading,omitempty"`
 	// Settled is false while the entry may still change on its own (starting,
 	// or pending on a service some starting entry will provide).
 	Settled bool `json:"settled"`
@@ -80,13 +92,16 @@ type Event struct {
 	Type EventType
 	Time time.Time
 
-	// For EntryChanged.
-	Entry   string
-	Plugin  string
-	State   State
-	Prev    State
-	Err     error
-	Missing []string
+	// For EntryChanged. State may equal Prev: a reload began beside the
+	// instance that serves (Reloading), or failed (Note).
+	Entry     string
+	Plugin    string
+	State     State
+	Prev      State
+	Err       error
+	Missing   []string
+	Note      string
+	Reloading bool
 
 	// For Reloaded and ReloadRejected.
 	Plan *Plan
@@ -111,6 +126,12 @@ func (e Event) String() string {
 	s := fmt.Sprintf("entry %q: %s → %s", e.Entry, e.Prev, e.State)
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
+	}
+	if e.Reloading {
+		s += " (reloading)"
+	}
+	if e.Note != "" {
+		s += "; " + e.Note
 	}
 	return s
 }

@@ -66,12 +66,57 @@ type entry struct {
 
 // Registry holds the registered tools. It is safe for concurrent use.
 type Registry struct {
-	mu      sync.RWMutex
-	tools   map[string]*entry
-	sorted  []*entry // nil when stale
-	model   []byte   // nil when stale
+	mu        sync.RWMutex
+	tools     map[string]*entry
+	sorted    []*entry // nil when stale
+	model     []byte   // nil when stale
+	version   uint64
+	changed   chan struct{}
+	observers map[*observer]struct{}
+}
+
+type observer struct{ fn func(View) }
+
+// View is the set of tools at one version, as an observer sees it (see
+// [Registry.Observe]). It is valid only during the observer's call.
+type View struct {
 	version uint64
-	changed chan struct{}
+	tools   map[string]*entry
+}
+
+// Version is the registry's version this view shows.
+func (v View) Version() uint64 { return v.version }
+
+// Len is the number of tools.
+func (v View) Len() int { return len(v.tools) }
+
+// Lookup reports whether name is registered, and its tool.
+func (v View) Lookup(name string) (Tool, bool) {
+	e, ok := v.tools[name]
+	if !ok {
+		return Tool{}, false
+	}
+	return e.tool, true
+}
+
+// Observe calls fn at every change of the set of tools, synchronously and in
+// order, with the set as the change left it — so an observer sees every
+// version, where [Registry.Changed] coalesces. fn runs under the registry's
+// lock: it must be quick and must not call the registry. stop ends the
+// observation.
+func (r *Registry) Observe(fn func(View)) (stop func()) {
+	o := &observer{fn: fn}
+	r.mu.Lock()
+	if r.observers == nil {
+		r.observers = map[*observer]struct{}{}
+	}
+	r.observers[o] = struct{}{}
+	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		delete(r.observers, o)
+		r.mu.Unlock()
+	}
 }
 
 // New returns an empty registry.
@@ -221,6 +266,9 @@ func (r *Registry) changedLocked() {
 	r.version++
 	close(r.changed)
 	r.changed = make(chan struct{})
+	for o := range r.observers {
+		o.fn(View{version: r.version, tools: r.tools})
+	}
 }
 
 // Changed returns a channel closed at the next change of the set of tools.
