@@ -94,17 +94,31 @@ func (hs *harness) settle(ctx context.Context) bool {
 	return hs.host.Settle(ctx) == nil
 }
 
-// reportProblems tells, on stderr, about the entries that failed, that wait
-// for a service nobody provides, and — when the caller waited the whole
+// reportProblems tells, on stderr, about the entries that failed, that are
+// reconnecting, whose reload failed while the previous instance serves, that
+// wait for a service nobody provides, and — when the caller waited the whole
 // --wait bound (timedOut) — those that had not settled. It reports whether
-// the exit code must be 1: an entry failed, or did not settle in time.
+// the exit code must be 1: any of these but the pending ones.
 func (hs *harness) reportProblems(timedOut bool) bool {
+	return hs.report(timedOut, false)
+}
+
+// report is reportProblems; with ignoreReconnecting (call, which cares only
+// about its tool) an entry reconnecting or whose reload failed while the
+// previous instance serves is no problem.
+func (hs *harness) report(timedOut, ignoreReconnecting bool) bool {
 	bad := false
 	for _, e := range hs.host.Snapshot() {
 		switch {
 		case e.State == host.Failed:
 			bad = true
 			hs.note("warn", fmt.Sprintf("entry %q failed: %s", e.ID, safe.Text(e.Error)))
+		case e.State == host.Reconnecting && !ignoreReconnecting:
+			bad = true
+			hs.note("warn", fmt.Sprintf("entry %q is reconnecting: %s", e.ID, safe.Text(e.Error)))
+		case e.Note != "" && !ignoreReconnecting:
+			bad = true
+			hs.note("warn", fmt.Sprintf("entry %q: %s", e.ID, safe.Text(e.Note)))
 		case !e.Settled && timedOut:
 			bad = true
 			hs.note("warn", fmt.Sprintf("entry %q is still %s after --wait %s", e.ID, e.State, hs.o.wait))

@@ -75,7 +75,7 @@ func callTool(ctx context.Context, hs *harness, progress *reporter) error {
 	res := hs.tools.Execute(ctx, name, args)
 	writeResult(hs.env.Stdout, res, hs.o.json)
 	// The call did not wait for the other entries: only failures count.
-	bad := hs.reportProblems(false)
+	bad := hs.report(false, true)
 	if res.IsError || bad {
 		return exit(ExitFailure, "")
 	}
@@ -195,7 +195,7 @@ func showStatus(ctx context.Context, hs *harness, progress *reporter) error {
 	}
 	bad := false
 	for _, e := range snap {
-		if e.State == host.Failed || !e.Settled {
+		if e.State == host.Failed || e.State == host.Reconnecting || e.Note != "" || !e.Settled {
 			bad = true
 		}
 	}
@@ -210,14 +210,19 @@ func writeStatusText(w io.Writer, snap []host.EntryStatus, reg *tools.Registry) 
 	for _, e := range snap {
 		line := fmt.Sprintf("%s  %s  %s", e.ID, e.Plugin, e.State)
 		switch {
-		case e.State == host.Failed:
+		case e.State == host.Failed, e.State == host.Reconnecting:
 			line += ": " + safe.Line(e.Error)
+		case e.Reloading:
+			line += " (reloading: the new instance is starting)"
 		case e.State == host.Pending:
 			line += ": waiting for " + strings.Join(e.Missing, ", ")
 		case !e.Settled:
 			line += " (not settled)"
 		}
 		b.WriteString(line + "\n")
+		if e.Note != "" {
+			b.WriteString("    " + safe.Line(e.Note) + "\n")
+		}
 		if ts, ok := e.Details.(host.TextStatus); ok {
 			for _, l := range ts.StatusLines() {
 				b.WriteString("    " + l + "\n")
@@ -252,6 +257,12 @@ func writeStatusJSON(w io.Writer, path string, snap []host.EntryStatus, reg *too
 		}
 		if len(e.Missing) > 0 {
 			m["missing"] = e.Missing
+		}
+		if e.Note != "" {
+			m["note"] = e.Note
+		}
+		if e.Reloading {
+			m["reloading"] = true
 		}
 		entries = append(entries, m)
 	}

@@ -117,9 +117,17 @@ func (r *reporter) describe(ev host.Event) string {
 	case host.ReloadRejected:
 		return "reload refused, nothing changed: " + safe.Text(ev.Err.Error())
 	}
+	switch {
+	case ev.Reloading:
+		return fmt.Sprintf("%s reloading: the new instance starts beside the one that serves", ev.Entry)
+	case ev.Note != "":
+		return fmt.Sprintf("%s: %s", ev.Entry, safe.Text(ev.Note))
+	}
 	switch ev.State {
 	case host.Ready:
 		return fmt.Sprintf("%s ready%s", ev.Entry, r.toolCount(ev.Entry))
+	case host.Reconnecting:
+		return fmt.Sprintf("%s reconnecting: %s", ev.Entry, safe.Text(ev.Reason()))
 	case host.Failed:
 		return fmt.Sprintf("%s failed: %s", ev.Entry, safe.Text(ev.Reason()))
 	case host.Pending:
@@ -204,7 +212,7 @@ func (r *reporter) redrawLocked() {
 	var starting []string
 	for _, e := range snap {
 		counts[e.State]++
-		if e.State == host.Starting {
+		if e.State == host.Starting || e.Reloading {
 			starting = append(starting, e.ID)
 		}
 	}

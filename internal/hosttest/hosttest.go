@@ -155,6 +155,28 @@ func (h *Host) WaitState(id string, s host.State, within time.Duration) host.Ent
 	return got
 }
 
+// WaitEntry waits until cond holds for entry id's status, re-checking at
+// every event of the host.
+func (h *Host) WaitEntry(id string, within time.Duration, what string, cond func(host.EntryStatus) bool) host.EntryStatus {
+	h.T.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	var got host.EntryStatus
+	err := h.H.Wait(ctx, func(snap []host.EntryStatus) bool {
+		for _, e := range snap {
+			if e.ID == id {
+				got = e
+				return cond(e)
+			}
+		}
+		return false
+	})
+	if err != nil {
+		h.T.Fatalf("entry %q: no %s within %s: %s", id, what, within, h.States())
+	}
+	return got
+}
+
 // WaitTools waits until cond holds for the registered names.
 func (h *Host) WaitTools(what string, within time.Duration, cond func(names []string) bool) {
 	h.T.Helper()

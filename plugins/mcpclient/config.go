@@ -84,7 +84,36 @@ type Config struct {
 	// MaxResultBytes cuts a tool result's text to this many bytes, with a
 	// note saying so; 0 keeps results whole.
 	MaxResultBytes int `yaml:"maxResultBytes" json:"maxResultBytes,omitempty" desc:"Cut a tool result's text to this many bytes, with a note saying so (0: no limit)."`
+	// Reconnect says whether and how a server that was ready and went away
+	// is connected again.
+	Reconnect Reconnect `yaml:"reconnect" json:"reconnect" desc:"Connect again to a server that was ready and went away (a stdio server that exited, an HTTP server that refused or reset)."`
 }
+
+// Reconnect is the reconnect policy of one server: after a loss, attempt n
+// waits initialDelayMs × 2^(n−1), at most maxDelayMs; after maxAttempts
+// failed attempts the entry fails. A connection that stays up maxDelayMs
+// starts the count again.
+type Reconnect struct {
+	Enabled        bool `yaml:"enabled" json:"enabled" desc:"Reconnect at all (default true); false: the entry fails when its server goes away."`
+	InitialDelayMs int  `yaml:"initialDelayMs" json:"initialDelayMs" desc:"Wait before the first attempt, in milliseconds (default 500); doubled at each attempt."`
+	MaxDelayMs     int  `yaml:"maxDelayMs" json:"maxDelayMs" desc:"The longest wait between attempts, in milliseconds (default 30000); a connection up that long starts the count again."`
+	MaxAttempts    int  `yaml:"maxAttempts" json:"maxAttempts" desc:"Attempts before the entry fails (default 10)."`
+}
+
+// delay is how long attempt n (from 1) waits.
+func (r Reconnect) delay(n int) time.Duration {
+	d := time.Duration(r.InitialDelayMs) * time.Millisecond
+	limit := time.Duration(r.MaxDelayMs) * time.Millisecond
+	for i := 1; i < n && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
+}
+
+func (r Reconnect) stable() time.Duration { return time.Duration(r.MaxDelayMs) * time.Millisecond }
+
+// Live are the keys that apply to a running instance without a restart.
+var Live = []string{"toolCallTimeoutMs", "maxResultBytes", "enabledTools", "disabledTools", "reconnect"}
 
 // defaultConfig returns the configuration before cordis.yml is applied.
 func defaultConfig() Config {
@@ -92,6 +121,7 @@ func defaultConfig() Config {
 		ToolCallTimeoutMs: int(DefaultToolCallTimeout / time.Millisecond),
 		StartupTimeoutMs:  int(DefaultStartupTimeout / time.Millisecond),
 		Protocol:          ProtocolAuto,
+		Reconnect:         Reconnect{Enabled: true, InitialDelayMs: 500, MaxDelayMs: 30000, MaxAttempts: 10},
 	}
 }
 
@@ -175,6 +205,16 @@ func (c *Config) Validate() error {
 			if _, err := path.Match(pat, ""); err != nil || pat == "" {
 				bad(fmt.Sprintf("%s[%d]", f.key, i), "%q is not a valid name pattern (* and ? wildcards, [a-z] classes)", pat)
 			}
+		}
+	}
+	if r := c.Reconnect; r.Enabled {
+		if r.InitialDelayMs <= 0 {
+			bad("reconnect.initialDelayMs", "must be a positive number of milliseconds")
+		} else if r.MaxDelayMs < r.InitialDelayMs {
+			bad("reconnect.maxDelayMs", "must be at least initialDelayMs (%d)", r.InitialDelayMs)
+		}
+		if r.MaxAttempts <= 0 {
+			bad("reconnect.maxAttempts", "must be at least 1 (set enabled: false to never reconnect)")
 		}
 	}
 	if c.MaxResultBytes < 0 {

@@ -448,13 +448,15 @@ func TestHTTPMcpGo(t *testing.T) {
 			}
 			hx.wantCall("mcp__go__echo", `{"message":"y"}`, "echo: y", false)
 
-			// A dropped connection: an error result.
+			// A dropped connection: an error result (the request was sent:
+			// it is not sent again); the connection counts as lost, so the
+			// next call waits for a new one.
 			p.dropConn.Store(1)
 			if res := hx.Call("mcp__go__echo", `{"message":"x"}`); !res.IsError {
 				t.Fatalf("result %+v", res)
 			}
 			hx.wantCall("mcp__go__echo", `{"message":"z"}`, "echo: z", false)
-			hx.wantState("g", host.Ready)
+			hx.waitState("g", host.Ready)
 			hx.wantNames("mcp__", PublicName("go", "admin.reset"), "mcp__go__echo", "mcp__go__headers", "mcp__go__picture")
 		})
 	}

@@ -4,35 +4,44 @@
 // [PublicName]).
 //
 // It follows the TypeScript plugin it re-creates (the seeds) and departs from
-// it only where docs/rfc says why. In short:
+// it only where docs/rfc says why. One supervisor per instance owns the
+// serverName reservation, the registration and the connection. In short:
 //
-//  1. Apply reserves the serverName in the host (a duplicate fails the later
-//     instance) and starts the connection on a goroutine of the instance; the
-//     entry is starting until the first listing is registered, so a harness
-//     can wait for the tools before a turn begins.
+//  1. Apply reserves the serverName in the host (a duplicate of another
+//     entry fails the later instance; the instances of one entry share it,
+//     each holding it by its own token) and starts the supervisor on a
+//     goroutine of the instance; the entry is starting until the first
+//     listing is registered, so a harness can wait for the tools before a
+//     turn begins. A first connection that fails fails the entry at once.
 //  2. Connect: stdio servers run in their own process group with a scrubbed
 //     environment; Streamable HTTP sends the configured headers on every
-//     request. The handshake is the initialize of protocol 2025-11-25, with a
-//     fallback to the stateless protocol for servers that only speak that.
+//     request. The handshake is the initialize of protocol 2025-11-25, with
+//     a fallback to the stateless protocol for servers that only speak that.
 //  3. Sync: every page of tools/list is read raw (schemas verbatim); an
 //     invalid listing (a name twice) changes nothing; a valid one replaces
 //     the previous generation of tools, all or nothing.
 //  4. notifications/tools/list_changed re-syncs, off the read loop,
 //     serialized and coalesced.
 //  5. A call sends the raw name, bounded by toolCallTimeoutMs; a timeout or a
-//     cancellation tells the server (notifications/cancelled). The result
-//     becomes one text for the model.
-//  6. When the server exits or the connection is lost, the tools are
-//     unregistered at once and the entry fails with the reason (exit status,
-//     last stderr lines). There is no silent reconnect.
+//     cancellation tells the server (notifications/cancelled) before the
+//     call returns. The result becomes one text for the model.
+//  6. When a ready server goes away (exit, refused, reset), its tools stay
+//     registered and the entry is reconnecting: the supervisor connects
+//     again with backoff (reconnect), lists the tools again and swaps them
+//     in one step. A call waits for the connection up to its own timeout; a
+//     call not yet sent moves to the next connection, one already sent fails
+//     ("connection lost during the call"). After maxAttempts the tools go and
+//     the entry fails with the last error. With reconnect disabled, the tools
+//     go at once and the entry fails (the seeds' behaviour).
+//  7. An edit makes before it breaks: the new instance starts beside the old
+//     one (the host's rule 10), takes over its registration in one step when
+//     ready, and the old one drains its calls in flight and stops. The live
+//     keys (Live) apply in place: same process, same connection.
 package mcpclient
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"log/slog"
 	"maps"
 	"net/url"
 	"slices"
@@ -41,7 +50,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/host/secret"
@@ -58,383 +66,138 @@ const (
 
 func init() {
 	host.Register(host.Kind{
-		Name:    KindName,
-		Aliases: []string{KindAlias},
-		Doc:     "connects to one MCP server (stdio or Streamable HTTP) and registers its tools as mcp__<serverName>__<tool>",
-		Inject:  []string{tools.Service},
-		New:     func() host.Plugin { return &Plugin{Config: defaultConfig()} },
+		Name:            KindName,
+		Aliases:         []string{KindAlias},
+		Doc:             "connects to one MCP server (stdio or Streamable HTTP) and registers its tools as mcp__<serverName>__<tool>",
+		Inject:          []string{tools.Service},
+		New:             func() host.Plugin { return &Plugin{Config: defaultConfig()} },
+		MakeBeforeBreak: true,
+		Live:            Live,
 	})
 }
 
-// Plugin is one MCP server connection. Its configuration is [Config].
+// Plugin is one MCP server connection. Its configuration is [Config], as
+// decoded; once applied, the supervisor holds the live configuration.
 type Plugin struct {
 	Config `yaml:",inline"`
 
-	rt atomic.Pointer[runtime]
+	sup atomic.Pointer[supervisor]
 }
 
-// runtime is the live state of an applied instance.
-type runtime struct {
-	secrets *secret.Set
-	cfg     Config
-	ctx     *host.Context
-	log     *slog.Logger
-	reg     *tools.Registry
-	sync    chan struct{} // coalesced re-sync requests
+type reservationsKey struct{}
 
-	syncMu sync.Mutex // serializes listings and swaps
-
-	mu       sync.Mutex
-	sess     *session
-	phase    string
-	gen      *generation
-	syncs    int
-	lastSync time.Time
-	syncErr  string
-	hidden   int // tools the filters left out of the last listing
+// reservations holds the serverNames of a host's live instances. A name is
+// claimed by one entry; the instances of that entry (an old one and its
+// successor) hold it together, each by its own token, and it is free when
+// the last lets go.
+type reservations struct {
+	mu     sync.Mutex
+	claims map[string]*claim
 }
 
-// generation is the set of tools registered from one listing.
-type generation struct {
-	names  []NamePair
-	digest string
-	set    *tools.Set
+type claim struct {
+	entry   string
+	holders map[*supervisor]bool
+}
+
+// reserve claims name for entry by token s.
+func (r *reservations) reserve(name, entry string, s *supervisor) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.claims[name]
+	if c != nil && c.entry != entry {
+		return fmt.Errorf("mcp-client: serverName %q is already in use by another mcp-client instance — pick a unique serverName in cordis.yml", name)
+	}
+	if c == nil {
+		c = &claim{entry: entry, holders: map[*supervisor]bool{}}
+		r.claims[name] = c
+	}
+	c.holders[s] = true
+	return nil
+}
+
+// release lets go of token s's hold on name.
+func (r *reservations) release(name string, s *supervisor) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c := r.claims[name]; c != nil {
+		delete(c.holders, s)
+		if len(c.holders) == 0 {
+			delete(r.claims, name)
+		}
+	}
+}
+
+// Apply reserves the serverName and starts the supervisor; it does not wait.
+func (p *Plugin) Apply(ctx *host.Context) error {
+	reg, err := tools.From(ctx)
+	if err != nil {
+		return err
+	}
+	cfg := p.Config
+	s := newSupervisor(ctx, &cfg, reg)
+	res := ctx.Shared(reservationsKey{}, func() any { return &reservations{claims: map[string]*claim{}} }).(*reservations)
+	name := cfg.ServerName
+	if err := res.reserve(name, ctx.ID(), s); err != nil {
+		return err
+	}
+	s.releaseName = func() { res.release(name, s) } // at TakeOver of a successor, or at disposal
+	if _, err := ctx.Defer("release serverName "+name, func(context.Context) error {
+		s.releaseName()
+		return nil
+	}); err != nil {
+		return err
+	}
+	if pred, ok := ctx.Predecessor().(*Plugin); ok {
+		if ps := pred.sup.Load(); ps != nil {
+			s.follow(ps)
+		}
+	}
+	p.sup.Store(s)
+	done := ctx.Begin("connect")
+	return ctx.Go("mcp supervisor", func(life context.Context) { s.run(life, done) })
+}
+
+// TakeOver moves the predecessor's registration to this instance in one
+// registry swap (host rule 10). pred is nil when the predecessor stopped
+// before this instance was ready.
+func (p *Plugin) TakeOver(pred host.Plugin) error {
+	s := p.sup.Load()
+	if s == nil {
+		return fmt.Errorf("mcp-client(%s): not applied", p.ServerName)
+	}
+	var old *supervisor
+	if pp, ok := pred.(*Plugin); ok {
+		old = pp.sup.Load()
+	}
+	return s.takeOver(old)
+}
+
+// Drain waits until the calls routed to this instance have finished (each
+// is bounded by its timeout), or ctx ends.
+func (p *Plugin) Drain(ctx context.Context) {
+	if s := p.sup.Load(); s != nil {
+		s.drain(ctx)
+	}
+}
+
+// Reconfigure applies the live keys of next (toolCallTimeoutMs,
+// maxResultBytes, enabledTools, disabledTools, reconnect) to the running
+// instance: same process, same connection.
+func (p *Plugin) Reconfigure(next host.Plugin) error {
+	n, ok := next.(*Plugin)
+	s := p.sup.Load()
+	if !ok || s == nil {
+		return fmt.Errorf("mcp-client: cannot reconfigure")
+	}
+	s.reconfigure(&n.Config)
+	return nil
 }
 
 // NamePair maps a public tool name to the server's own.
 type NamePair struct {
 	Public string `json:"public"`
 	Raw    string `json:"raw"`
-}
-
-type reservationsKey struct{}
-
-// reservations holds the serverNames of a host's live instances.
-type reservations struct {
-	mu    sync.Mutex
-	owner map[string]string
-}
-
-// Apply reserves the serverName and starts connecting; it does not wait.
-func (p *Plugin) Apply(ctx *host.Context) error {
-	reg, err := tools.From(ctx)
-	if err != nil {
-		return err
-	}
-	res := ctx.Shared(reservationsKey{}, func() any { return &reservations{owner: map[string]string{}} }).(*reservations)
-	name := p.ServerName
-	res.mu.Lock()
-	if _, taken := res.owner[name]; taken {
-		res.mu.Unlock()
-		return fmt.Errorf("mcp-client: serverName %q is already in use by another mcp-client instance — pick a unique serverName in cordis.yml", name)
-	}
-	res.owner[name] = ctx.ID()
-	res.mu.Unlock()
-	if _, err := ctx.Defer("release serverName "+name, func(context.Context) error {
-		res.mu.Lock()
-		delete(res.owner, name)
-		res.mu.Unlock()
-		return nil
-	}); err != nil {
-		return err
-	}
-
-	rt := &runtime{
-		secrets: ctx.Secrets(),
-		cfg:     p.Config,
-		ctx:     ctx,
-		log:     ctx.Logger().With("server", name),
-		reg:     reg,
-		sync:    make(chan struct{}, 1),
-		phase:   "connecting",
-	}
-	p.rt.Store(rt)
-	done := ctx.Begin("connect")
-	return ctx.Go("mcp session", func(life context.Context) { rt.run(life, done) })
-}
-
-// run connects, registers the first listing, then serves re-syncs until the
-// instance is disposed or the connection is lost.
-func (rt *runtime) run(life context.Context, done func(error)) {
-	err := rt.connect(life)
-	if err != nil {
-		rt.setPhase("failed")
-		done(err)
-		return
-	}
-	rt.setPhase("connected")
-	done(nil)
-
-	var lost <-chan struct{}
-	if rt.sess.stdio != nil {
-		lost = rt.sess.stdio.Done()
-	}
-	for {
-		select {
-		case <-life.Done():
-			return
-		case <-rt.sync:
-			if err := rt.resync(life); err != nil && life.Err() == nil {
-				if rt.toolCount() > 0 {
-					rt.log.Warn("re-sync failed; the previous tools stay registered", "err", err)
-				} else {
-					rt.log.Warn("re-sync failed; the server has no tools registered", "err", err)
-				}
-			}
-		case <-lost:
-			reason := rt.secrets.Err(rt.sess.stdio.Err())
-			rt.dropTools()
-			rt.setPhase("lost")
-			rt.ctx.Fail(fmt.Errorf("mcp-client(%s): %w", rt.cfg.ServerName, reason))
-			return
-		}
-	}
-}
-
-func (rt *runtime) connect(life context.Context) error {
-	ctx, cancel := context.WithTimeout(life, rt.cfg.startupTimeout())
-	defer cancel()
-	sess, err := dial(life, rt.cfg, rt.ctx.Dir(), rt.log, rt.secrets)
-	if err != nil {
-		return fmt.Errorf("mcp-client(%s): %w", rt.cfg.ServerName, err)
-	}
-	if _, err := rt.ctx.Defer("close the connection", func(context.Context) error { return sess.close() }); err != nil {
-		return err
-	}
-	rt.mu.Lock()
-	rt.sess = sess
-	rt.mu.Unlock()
-	if sess.stdio != nil {
-		rt.log.Debug("server started", "pid", sess.stdio.PID(), "command", rt.cfg.describe())
-	}
-	err = sess.handshake(life, ctx, rt.requestSync)
-	if err == nil {
-		info, proto := sess.info()
-		rt.log.Info("connected", "serverInfo", safe.Line(info.Name+" "+info.Version), "protocol", proto)
-		err = rt.resync(ctx)
-	}
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) && life.Err() == nil {
-			err = fmt.Errorf("startup timed out after %s (startupTimeoutMs): %w", rt.cfg.startupTimeout(), sess.explain(err))
-		}
-		var named *listingError
-		if errors.As(err, &named) {
-			return err // the seeds' messages name the server already
-		}
-		return fmt.Errorf("mcp-client(%s): %w", rt.cfg.ServerName, rt.secrets.Err(err))
-	}
-	return nil
-}
-
-// requestSync asks for a re-sync. Requests made while one is pending merge
-// into it: a storm of notifications costs at most two listings.
-func (rt *runtime) requestSync() {
-	select {
-	case rt.sync <- struct{}{}:
-	default:
-	}
-}
-
-// resync lists the tools and, if the listing is valid and differs from what
-// is registered, swaps the generations (the seeds' sync semantics).
-func (rt *runtime) resync(ctx context.Context) error {
-	rt.syncMu.Lock()
-	defer rt.syncMu.Unlock()
-	list, err := rt.sess.listTools(ctx)
-	if err == nil {
-		err = rt.swap(list)
-	}
-	rt.mu.Lock()
-	rt.syncs++
-	rt.lastSync = time.Now()
-	rt.syncErr = ""
-	if err != nil {
-		rt.syncErr = rt.secrets.Redact(err.Error())
-	}
-	rt.mu.Unlock()
-	return err
-}
-
-func (rt *runtime) swap(list []rawTool) error {
-	server := rt.cfg.ServerName
-	batch := make([]tools.Tool, 0, len(list))
-	names := make([]NamePair, 0, len(list))
-	byPublic := make(map[string]string, len(list))
-	byRaw := make(map[string]bool, len(list))
-	hidden := 0
-	for _, t := range list {
-		if t.Name == "" {
-			return listingErrorf("mcp-client(%s): server listed a tool without a name — invalid tool list", server)
-		}
-		if byRaw[t.Name] {
-			return listingErrorf("mcp-client(%s): server listed tool %q more than once — invalid tool list", server, t.Name)
-		}
-		byRaw[t.Name] = true
-		public := PublicName(server, t.Name)
-		if other, dup := byPublic[public]; dup {
-			return listingErrorf("mcp-client(%s): server listed tools %q and %q, which both become %q — invalid tool list", server, other, t.Name, public)
-		}
-		byPublic[public] = t.Name
-		if !rt.cfg.exposes(t.Name) {
-			hidden++
-			continue // filtered out by enabledTools/disabledTools
-		}
-		batch = append(batch, tools.Tool{Name: public, Description: t.Description, Parameters: t.InputSchema, Execute: rt.executor(t.Name)})
-		names = append(names, NamePair{Public: public, Raw: t.Name})
-	}
-	sort.Slice(names, func(i, j int) bool { return names[i].Public < names[j].Public })
-	digest := digestTools(list)
-	rt.mu.Lock()
-	rt.hidden = hidden
-	rt.mu.Unlock()
-
-	rt.mu.Lock()
-	prev := rt.gen
-	rt.mu.Unlock()
-	if prev != nil && prev.digest == digest {
-		return nil // nothing changed: the model-visible JSON stays byte-identical
-	}
-	var prevSet *tools.Set
-	if prev != nil {
-		prevSet = prev.set
-	}
-	// One step: readers see the previous generation or this one, never
-	// neither; on a conflict the previous one is gone too (the seeds).
-	set, err := rt.reg.Replace(rt.ctx.Fiber(), prevSet, batch...)
-	if err != nil {
-		rt.mu.Lock()
-		rt.gen = nil
-		rt.mu.Unlock()
-		if !errors.Is(err, tools.ErrConflict) {
-			return err // the instance is being disposed
-		}
-		err = listingErrorf("mcp-client(%s): tool registration failed, no tools registered: %w", server, err)
-		rt.log.Error(err.Error())
-		return err
-	}
-	rt.mu.Lock()
-	rt.gen = &generation{names: names, digest: digest, set: set}
-	rt.mu.Unlock()
-	rt.log.Info("tools registered", "count", len(batch))
-	return nil
-}
-
-// listingError is a sync failure in the seeds' words, which start with
-// "mcp-client(<serverName>): ".
-type listingError struct{ err error }
-
-func (e *listingError) Error() string { return e.err.Error() }
-func (e *listingError) Unwrap() error { return e.err }
-
-func listingErrorf(format string, args ...any) error {
-	return &listingError{fmt.Errorf(format, args...)}
-}
-
-// digestTools identifies a listing by everything that reaches the model.
-func digestTools(list []rawTool) string {
-	var b strings.Builder
-	for _, t := range list {
-		fmt.Fprintf(&b, "%q %q %d:", t.Name, t.Description, len(t.InputSchema))
-		b.Write(t.InputSchema)
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
-
-// dropTools unregisters the current generation at once.
-func (rt *runtime) dropTools() {
-	rt.mu.Lock()
-	gen := rt.gen
-	rt.gen = nil
-	rt.mu.Unlock()
-	if gen != nil {
-		_ = gen.set.Release(context.Background())
-	}
-}
-
-func (rt *runtime) toolCount() int {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	if rt.gen == nil {
-		return 0
-	}
-	return len(rt.gen.names)
-}
-
-func (rt *runtime) setPhase(p string) {
-	rt.mu.Lock()
-	rt.phase = p
-	rt.mu.Unlock()
-}
-
-// executor calls one tool by its raw name.
-func (rt *runtime) executor(raw string) tools.Executor {
-	return func(ctx context.Context, args json.RawMessage) (tools.Result, error) {
-		rt.mu.Lock()
-		sess := rt.sess
-		rt.mu.Unlock()
-		timeout := rt.cfg.toolCallTimeout()
-		cctx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		res, err := sess.callTool(cctx, raw, objectArgs(args))
-		if err != nil {
-			switch {
-			case ctx.Err() != nil:
-				return tools.Result{}, fmt.Errorf("the call to %q was cancelled", raw)
-			case errors.Is(cctx.Err(), context.DeadlineExceeded):
-				return tools.Result{}, fmt.Errorf("%q timed out after %s (toolCallTimeoutMs)", raw, timeout)
-			}
-			// Transport errors may quote what we sent (an error page that
-			// repeats the headers): they are our text, so hide the secrets.
-			return tools.Result{}, rt.secrets.Err(err)
-		}
-		m, err := mapTextResult(res, raw)
-		if err != nil {
-			return tools.Result{}, err
-		}
-		for _, d := range m.Discarded {
-			rt.log.Warn("non-text content discarded from a tool result", "tool", safe.Line(raw), "placeholder", d)
-		}
-		return tools.Result{Text: budget(m.Text, rt.cfg.MaxResultBytes), IsError: m.IsError}, nil
-	}
-}
-
-// textResult is a tools/call result with its content blocks decoded in one
-// pass.
-type textResult struct {
-	Content []block `json:"content"`
-	IsError bool    `json:"isError"`
-}
-
-// budget cuts text to at most max bytes (0: no limit), at a UTF-8 boundary,
-// and says so at the end, so the model knows the result is incomplete.
-func budget(text string, max int) string {
-	if max <= 0 || len(text) <= max {
-		return text
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(text[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s\n[result truncated: %d of %d bytes shown (maxResultBytes)]", text[:cut], cut, len(text))
-}
-
-// mapTextResult is [mapResult] with a fast path for the usual result, text
-// blocks only: one decoding pass instead of one per block, the same text.
-// Every other result goes to mapResult.
-func mapTextResult(raw json.RawMessage, rawName string) (mapped, error) {
-	var r textResult
-	if json.Unmarshal(raw, &r) != nil || len(r.Content) == 0 {
-		return mapResult(raw, rawName)
-	}
-	parts := make([]string, len(r.Content))
-	for i, b := range r.Content {
-		if b.Type != "text" {
-			return mapResult(raw, rawName)
-		}
-		parts[i] = b.Text
-	}
-	return mapped{Text: strings.Join(parts, "\n"), IsError: r.IsError}, nil
 }
 
 // Status describes the server for `harness status`. Values of env and
@@ -449,6 +212,12 @@ type Status struct {
 	Env        map[string]string `json:"env,omitempty"`
 	Headers    map[string]string `json:"headers,omitempty"`
 	Protocol   string            `json:"protocol"`
+	// The live settings, as they apply now.
+	ToolCallTimeoutMs int       `json:"toolCallTimeoutMs"`
+	MaxResultBytes    int       `json:"maxResultBytes,omitempty"`
+	EnabledTools      []string  `json:"enabledTools,omitempty"`
+	DisabledTools     []string  `json:"disabledTools,omitempty"`
+	Reconnect         Reconnect `json:"reconnect"`
 
 	Phase           string            `json:"phase"`
 	PID             int               `json:"pid,omitempty"`
@@ -461,6 +230,17 @@ type Status struct {
 	LastSync        *time.Time        `json:"lastSync,omitempty"`
 	SyncError       string            `json:"syncError,omitempty"`
 	Stderr          []string          `json:"stderr,omitempty"`
+
+	// Connection history.
+	ConnectedSince *time.Time `json:"connectedSince,omitempty"`
+	Reconnects     int        `json:"reconnects"`
+	// While reconnecting: the attempt under way or next, of how many, when
+	// the next starts, and why the last one failed (or why the connection
+	// was lost).
+	Attempt     int        `json:"attempt,omitempty"`
+	MaxAttempts int        `json:"maxAttempts,omitempty"`
+	NextTry     *time.Time `json:"nextTry,omitempty"`
+	LastError   string     `json:"lastError,omitempty"`
 }
 
 // Server is what a server says about itself.
@@ -474,60 +254,40 @@ type Server struct {
 // a secret may sit in the command line, the URL, the server's own words
 // (serverInfo, a sync error, stderr).
 func (p *Plugin) Status() any {
-	rt := p.rt.Load()
+	s := p.sup.Load()
+	cfg := &p.Config
 	red := secret.New() // before apply: the entry's own secrets
 	red.Add(slices.Collect(maps.Values(p.Env))...)
 	red.Add(slices.Collect(maps.Values(p.Headers))...)
-	if rt != nil {
-		red = rt.secrets
+	if s != nil {
+		cfg, red = s.config(), s.secrets
 	}
-	args := make([]string, len(p.Args))
-	for i, a := range p.Args {
+	args := make([]string, len(cfg.Args))
+	for i, a := range cfg.Args {
 		args[i] = red.Redact(a)
 	}
 	st := &Status{
-		ServerName: p.ServerName,
-		Transport:  p.Transport,
-		Command:    red.Redact(p.Command),
-		Args:       args,
-		Cwd:        red.Redact(p.Cwd),
-		Env:        redacted(p.Env),
-		Headers:    redacted(p.Headers),
-		Protocol:   p.Protocol,
-		Phase:      "configured",
-		Tools:      map[string]string{},
+		ServerName:        cfg.ServerName,
+		Transport:         cfg.Transport,
+		Command:           red.Redact(cfg.Command),
+		Args:              args,
+		Cwd:               red.Redact(cfg.Cwd),
+		Env:               redacted(cfg.Env),
+		Headers:           redacted(cfg.Headers),
+		Protocol:          cfg.Protocol,
+		ToolCallTimeoutMs: cfg.ToolCallTimeoutMs,
+		MaxResultBytes:    cfg.MaxResultBytes,
+		EnabledTools:      cfg.EnabledTools,
+		DisabledTools:     cfg.DisabledTools,
+		Reconnect:         cfg.Reconnect,
+		Phase:             "configured",
+		Tools:             map[string]string{},
 	}
-	if u, err := url.Parse(p.URL); err == nil && p.URL != "" {
+	if u, err := url.Parse(cfg.URL); err == nil && cfg.URL != "" {
 		st.URL = red.Redact(u.Redacted())
 	}
-	if rt == nil {
-		return st
-	}
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	st.Phase = rt.phase
-	st.Syncs = rt.syncs
-	st.SyncError = red.Redact(rt.syncErr)
-	if !rt.lastSync.IsZero() {
-		t := rt.lastSync
-		st.LastSync = &t
-	}
-	if rt.gen != nil {
-		for _, n := range rt.gen.names {
-			st.Tools[n.Public] = n.Raw
-		}
-		st.ToolCount = len(rt.gen.names)
-	}
-	st.HiddenTools = rt.hidden
-	if s := rt.sess; s != nil {
-		if info, proto := s.info(); proto != "" {
-			st.Server = &Server{Name: red.Redact(info.Name), Version: red.Redact(info.Version)}
-			st.ProtocolVersion = red.Redact(proto)
-		}
-		if s.stdio != nil {
-			st.PID = s.stdio.PID()
-			st.Stderr = s.stdio.Stderr() // redacted as it was read
-		}
+	if s != nil {
+		s.status(st, red)
 	}
 	return st
 }
@@ -560,6 +320,23 @@ func (s *Status) StatusLines() []string {
 		lines = append(lines, fmt.Sprintf("pid %d, phase %s", s.PID, s.Phase))
 	} else {
 		lines = append(lines, "phase "+s.Phase)
+	}
+	if s.Attempt > 0 {
+		line := fmt.Sprintf("reconnecting: attempt %d of %d", s.Attempt, s.MaxAttempts)
+		if s.NextTry != nil {
+			line += ", next at " + s.NextTry.Format(time.TimeOnly)
+		}
+		if s.LastError != "" {
+			line += "; last error: " + safe.Line(s.LastError)
+		}
+		lines = append(lines, line)
+	}
+	if s.Reconnects > 0 || s.ConnectedSince != nil {
+		line := fmt.Sprintf("reconnects: %d", s.Reconnects)
+		if s.ConnectedSince != nil {
+			line += ", connected since " + s.ConnectedSince.Format(time.DateTime)
+		}
+		lines = append(lines, line)
 	}
 	if s.HiddenTools > 0 {
 		lines = append(lines, fmt.Sprintf("tools: %d (%d more left out by enabledTools/disabledTools)", len(s.Tools), s.HiddenTools))
@@ -599,5 +376,8 @@ var (
 	_ host.Validator      = (*Plugin)(nil)
 	_ host.Uniquer        = (*Plugin)(nil)
 	_ host.StatusReporter = (*Plugin)(nil)
+	_ host.Successor      = (*Plugin)(nil)
+	_ host.Drainer        = (*Plugin)(nil)
+	_ host.Reconfigurer   = (*Plugin)(nil)
 	_ host.TextStatus     = (*Status)(nil)
 )

@@ -1,32 +1,23 @@
 package mcpclient
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
-	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
-
-	"github.com/harness-go/harness/host/secret"
 )
 
-// clientName identifies us in the initialize handshake.
+// clientName identifies us in the handshake.
 const clientName = "harness"
 
 // clientVersion is the version of the module this binary was built from.
@@ -40,34 +31,45 @@ func clientVersion() string {
 // maxPages bounds a tools/list pagination that never ends.
 const maxPages = 1000
 
-// RPCError is a JSON-RPC error answered by the server.
+// cancelBound bounds the notifications/cancelled of a call we gave up on.
+// The call waits for it, so a one-shot command that exits next has told the
+// server before the server is closed.
+const cancelBound = time.Second
+
+// RPCError is a JSON-RPC error answered by the server. errors.Is matches
+// mcp-go's sentinels (mcp.ErrMethodNotFound, …).
 type RPCError struct {
 	Code    int
 	Message string
+	err     error
 }
 
 func (e *RPCError) Error() string {
 	return fmt.Sprintf("%s (JSON-RPC error %d)", e.Message, e.Code)
 }
 
-// session is one connection to an MCP server: mcp-go's client for the
-// handshake and the protocol's bookkeeping, and raw requests for tools/list
-// and tools/call, so schemas and results reach us byte for byte (mcp-go's
-// typed decoding drops parts of schemas, and one unknown content block would
-// fail a whole call).
+func (e *RPCError) Unwrap() error { return e.err }
+
+// session speaks MCP on one connection: the handshake, then raw requests —
+// tools/list and tools/call results reach us byte for byte (mcp-go's typed
+// decoding drops parts of schemas, and one unknown content block would fail
+// a whole call). Every request goes through request; mcp-go is used for its
+// transports and types only.
 type session struct {
-	cfg   Config
-	log   *slog.Logger
-	tr    transport.Interface
-	stdio *stdioConn // nil over HTTP
+	c        conn
+	log      *slog.Logger
+	strategy string
+	client   mcp.Implementation
+	ids      atomic.Int64
 
-	initReq mcp.InitializeRequest
-	mu      sync.Mutex // guards cl and init during a re-initialization
-	cl      *client.Client
-	init    *mcp.InitializeResult
+	onListChanged func()
 
-	ids       atomic.Int64
-	listChang func()
+	reinit sync.Mutex // one re-initialization at a time
+
+	mu     sync.Mutex // guards the handshake's outcome
+	proto  string
+	info   mcp.Implementation
+	listen context.CancelFunc // the subscriptions/listen stream (2026-07-28)
 }
 
 // rawTool is one tool as listed, its schema untouched.
@@ -80,109 +82,131 @@ type rawTool struct {
 // defaultSchema stands in for a tool listed without an inputSchema.
 var defaultSchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
-// dial opens the transport: it starts a stdio server, or prepares the HTTP
-// client. life is the instance's long-lived context.
-func dial(life context.Context, cfg Config, dir string, log *slog.Logger, secrets *secret.Set) (*session, error) {
-	s := &session{cfg: cfg, log: log}
-	s.initReq.Params.ClientInfo = mcp.Implementation{Name: clientName, Version: clientVersion()}
-	switch cfg.Transport {
-	case TransportStdio:
-		env := childEnv(os.Environ(), cfg.Env)
-		cwd := cfg.Cwd
-		switch {
-		case cwd == "":
-			cwd, _ = os.Getwd()
-		case !filepath.IsAbs(cwd):
-			cwd = filepath.Join(dir, cwd)
+// newSession wraps a connection; call handshake before anything else.
+// onListChanged is called (off the read loop) when the server says its
+// tools changed.
+func newSession(c conn, strategy string, log *slog.Logger, onListChanged func()) *session {
+	s := &session{c: c, log: log, strategy: strategy, onListChanged: onListChanged,
+		client: mcp.Implementation{Name: clientName, Version: clientVersion()}}
+	c.SetNotificationHandler(func(n mcp.JSONRPCNotification) {
+		if n.Method == string(mcp.MethodNotificationToolsListChanged) && s.onListChanged != nil {
+			s.onListChanged()
 		}
-		conn, err := startStdio(cfg.Command, cfg.Args, env, cwd, log, secrets)
-		if err != nil {
-			return nil, err
-		}
-		s.tr, s.stdio = conn, conn
-	case TransportHTTP:
-		opts := []transport.StreamableHTTPCOption{
-			transport.WithHTTPHeaders(cfg.Headers),
-			// mcp-go's Close sends the DELETE that ends a session without
-			// the headers above: a server that requires them answers 401
-			// and keeps the session.
-			transport.WithHTTPBasicClient(httpClient(cfg, secrets)),
-			// mcp-go logs what it retries (a GET stream a server refuses, once
-			// a second, for ever) at error level; what matters reaches us as
-			// errors. Its records stay available at debug level.
-			transport.WithHTTPLogger(slog.New(debugOnly{log.Handler()})),
-		}
-		if cfg.Protocol != ProtocolModern {
-			// list_changed arrives on the GET stream before 2026-07-28.
-			opts = append(opts, transport.WithContinuousListening())
-		}
-		tr, err := transport.NewStreamableHTTP(cfg.URL, opts...)
-		if err != nil {
-			return nil, err
-		}
-		s.tr = &httpConn{tr}
-	}
-	return s, nil
+	})
+	return s
 }
 
-// handshake initializes the connection with the configured strategy (see
-// ProtocolAuto). life outlives the handshake: mcp-go ties the HTTP listening
-// stream to the context given to Start.
-func (s *session) handshake(life, ctx context.Context, onListChanged func()) error {
-	s.listChang = onListChanged
-	legacy := func() *client.Client {
-		return client.NewClient(s.tr, client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION))
-	}
-	var cl *client.Client
-	var res *mcp.InitializeResult
+// handshake initializes the session with the configured strategy (see
+// ProtocolAuto). life outlives the handshake: the 2026-07-28 protocol's
+// listening request lives as long as it.
+func (s *session) handshake(life, ctx context.Context) error {
 	var err error
-	switch s.cfg.Protocol {
+	switch s.strategy {
 	case ProtocolModern:
-		cl, res, err = s.try(life, ctx, client.NewClient(s.tr))
+		if err = s.discover(ctx); err != nil && handshakeRejected(err) {
+			s.log.Debug("the server rejected server/discover; trying initialize", "err", err)
+			err = s.initialize(ctx)
+		}
 	default:
-		cl, res, err = s.try(life, ctx, legacy())
-		if err != nil && s.cfg.Protocol == ProtocolAuto && handshakeRejected(err) {
+		err = s.initialize(ctx)
+		if err != nil && s.strategy == ProtocolAuto && handshakeRejected(err) {
 			s.log.Debug("the server rejected the initialize handshake; trying server/discover", "err", err)
-			tr := s.tr
-			if h, ok := tr.(*httpConn); ok {
-				tr = statelessConn{h} // else mcp-go sends initialize again
-			}
-			cl, res, err = s.try(life, ctx, client.NewClient(tr))
+			err = s.discover(ctx)
 		}
 	}
 	if err != nil {
 		return fmt.Errorf("initialize: %w", s.explain(err))
 	}
-	s.mu.Lock()
-	s.cl, s.init = cl, res
-	s.mu.Unlock()
 	if s.modern() {
-		go func() {
-			err := cl.Listen(life, mcp.SubscriptionFilter{ToolsListChanged: true})
-			if err != nil && life.Err() == nil {
-				s.log.Debug("subscriptions/listen ended", "err", err)
-			}
-		}()
+		lctx, cancel := context.WithCancel(life)
+		s.mu.Lock()
+		s.listen = cancel
+		s.mu.Unlock()
+		go s.listenStream(lctx)
 	}
 	return nil
 }
 
-func (s *session) try(life, ctx context.Context, cl *client.Client) (*client.Client, *mcp.InitializeResult, error) {
-	if err := cl.Start(life); err != nil {
-		return nil, nil, err
+// initialize is the handshake of protocol 2025-11-25 and before.
+func (s *session) initialize(ctx context.Context) error {
+	params := map[string]any{
+		"protocolVersion": mcp.LATEST_LEGACY_PROTOCOL_VERSION,
+		"capabilities":    map[string]any{},
+		"clientInfo":      s.client,
 	}
-	cl.OnNotification(func(n mcp.JSONRPCNotification) {
-		if n.Method == string(mcp.MethodNotificationToolsListChanged) && s.listChang != nil {
-			s.listChang()
-		}
+	raw, err := s.send(ctx, string(mcp.MethodInitialize), params, nil)
+	if err != nil {
+		return err
+	}
+	var res mcp.InitializeResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return fmt.Errorf("the initialize result does not decode: %w", err)
+	}
+	if !mcp.IsValidProtocolVersion(res.ProtocolVersion) {
+		return mcp.UnsupportedProtocolVersionError{Version: res.ProtocolVersion}
+	}
+	s.setProtocol(res.ProtocolVersion, res.ServerInfo)
+	return s.c.SendNotification(ctx, mcp.JSONRPCNotification{
+		JSONRPC:      mcp.JSONRPC_VERSION,
+		Notification: mcp.Notification{Method: string(mcp.MethodNotificationInitialized)},
 	})
-	res, err := cl.Initialize(ctx, s.initReq)
-	return cl, res, err
 }
 
-// handshakeRejected reports an initialize that a server refused as a method
-// it does not know, or a protocol version it does not speak: a server of the
-// stateless era.
+// discover is the stateless protocol's probe (2026-07-28): every request
+// carries the version, and server/discover tells what the server is. A
+// server that names the versions it supports gets one more try.
+func (s *session) discover(ctx context.Context) error {
+	version := mcp.LATEST_PROTOCOL_VERSION
+	for try := 0; ; try++ {
+		s.setProtocol(version, mcp.Implementation{})
+		raw, err := s.request(ctx, string(mcp.MethodServerDiscover), map[string]any{})
+		var unsupported mcp.UnsupportedProtocolVersionError
+		if err != nil && try == 0 && errors.As(err, &unsupported) {
+			if v := mcp.NegotiateMutuallySupportedVersion(unsupported.Supported); v != "" && mcp.IsModernProtocol(v) && v != version {
+				version = v
+				continue
+			}
+		}
+		if err != nil {
+			s.setProtocol("", mcp.Implementation{})
+			return err
+		}
+		var res mcp.DiscoverResult
+		if err := json.Unmarshal(raw, &res); err != nil {
+			s.setProtocol("", mcp.Implementation{})
+			return fmt.Errorf("the server/discover result does not decode: %w", err)
+		}
+		var info mcp.Implementation
+		if si := res.GetResultMeta().ServerInfo(); si != nil {
+			info = *si
+		}
+		s.setProtocol(version, info)
+		return nil
+	}
+}
+
+func (s *session) setProtocol(version string, info mcp.Implementation) {
+	s.mu.Lock()
+	s.proto, s.info = version, info
+	s.mu.Unlock()
+	if v, ok := s.c.(interface{ SetProtocolVersion(string) }); ok {
+		v.SetProtocolVersion(version) // HTTP requests carry it in a header
+	}
+}
+
+// listenStream holds the 2026-07-28 protocol's subscriptions/listen request
+// open, so that list_changed arrives; a stream that breaks on its own is a
+// lost connection for HTTP (the transport reports it) and nothing for stdio.
+func (s *session) listenStream(ctx context.Context) {
+	params := mcp.SubscriptionsListenParams{Notifications: mcp.SubscriptionFilter{ToolsListChanged: true}}
+	_, err := s.request(ctx, string(mcp.MethodSubscriptionsListen), params)
+	if err != nil && ctx.Err() == nil {
+		s.log.Debug("subscriptions/listen ended", "err", err)
+	}
+}
+
+// handshakeRejected reports a handshake that a server refused as a method
+// it does not know, or a protocol version it does not speak.
 func handshakeRejected(err error) bool {
 	var uv mcp.UnsupportedProtocolVersionError
 	return errors.Is(err, mcp.ErrMethodNotFound) || errors.As(err, &uv)
@@ -191,33 +215,28 @@ func handshakeRejected(err error) bool {
 // explain replaces a transport's generic error by why the connection ended,
 // when we know it.
 func (s *session) explain(err error) error {
-	if s.stdio != nil {
-		select {
-		case <-s.stdio.Done():
-			if lost := s.stdio.Err(); lost != nil {
-				return lost
-			}
-		default:
+	select {
+	case <-s.c.Done():
+		if lost := s.c.Err(); lost != nil && !notSent(err) {
+			return lost
 		}
+	default:
 	}
 	return err
 }
 
-// modern reports whether the connection speaks the stateless protocol.
+// modern reports whether the session speaks the stateless protocol.
 func (s *session) modern() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.cl != nil && mcp.IsModernProtocol(s.cl.ProtocolVersion())
+	return mcp.IsModernProtocol(s.proto)
 }
 
 // info returns the server's identity and the protocol version in use.
-func (s *session) info() (mcp.Implementation, string) {
+func (s *session) serverInfo() (mcp.Implementation, string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.init == nil {
-		return mcp.Implementation{}, ""
-	}
-	return s.init.ServerInfo, s.cl.ProtocolVersion()
+	return s.info, s.proto
 }
 
 // listTools returns every page of tools/list.
@@ -229,9 +248,9 @@ func (s *session) listTools(ctx context.Context) ([]rawTool, error) {
 		if page == maxPages {
 			return nil, fmt.Errorf("tools/list: more than %d pages", maxPages)
 		}
-		var params any
+		params := map[string]any{}
 		if cursor != "" {
-			params = map[string]string{"cursor": cursor}
+			params["cursor"] = cursor
 		}
 		raw, err := s.request(ctx, string(mcp.MethodToolsList), params)
 		if err != nil {
@@ -276,49 +295,86 @@ func (s *session) callTool(ctx context.Context, name string, args json.RawMessag
 	return s.request(ctx, string(mcp.MethodToolsCall), callParams{Name: name, Arguments: args})
 }
 
-// request sends one request and returns its raw result. On the handshake
-// protocols it goes straight to the transport (ids of our own, so they never
-// meet mcp-go's); on the stateless protocol it goes through mcp-go's client,
-// which adds the per-request metadata, and the transport hands us the raw
-// result.
+// request sends one request and returns its raw result: on the stateless
+// protocol with the per-request metadata it requires. When an HTTP server
+// has forgotten our session (404), a new one is initialized and the request
+// sent once more — the MCP specification asks that of every client; it is
+// not a reconnect, and the server never saw the first attempt.
 func (s *session) request(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	var header http.Header
 	if s.modern() {
-		return s.typedRequest(ctx, method, params)
+		params, header = s.stateless(method, params)
 	}
-	raw, err := s.send(ctx, method, params)
-	if errors.Is(err, transport.ErrSessionTerminated) {
-		// HTTP 404: the server forgot our session (it restarted, say). The
-		// spec asks clients to start a new one; the tools may have changed.
+	raw, err := s.send(ctx, method, params, header)
+	if errors.Is(err, transport.ErrSessionTerminated) && !s.modern() {
 		if rerr := s.reinitialize(ctx); rerr != nil {
 			return nil, fmt.Errorf("the server ended the session and a new one failed: %w", rerr)
 		}
-		if s.listChang != nil && method != string(mcp.MethodToolsList) {
-			s.listChang()
+		if s.onListChanged != nil && method != string(mcp.MethodToolsList) {
+			s.onListChanged() // a new session may have new tools
 		}
-		raw, err = s.send(ctx, method, params)
+		raw, err = s.send(ctx, method, params, header)
 	}
 	return raw, err
 }
 
-func (s *session) send(ctx context.Context, method string, params any) (json.RawMessage, error) {
+// stateless adds the 2026-07-28 protocol's per-request metadata to params
+// (an object) and returns the HTTP headers that mirror it.
+func (s *session) stateless(method string, params any) (any, http.Header) {
+	s.mu.Lock()
+	proto := s.proto
+	s.mu.Unlock()
+	fields := map[string]json.RawMessage{}
+	if params != nil {
+		b, err := json.Marshal(params)
+		if err != nil || json.Unmarshal(b, &fields) != nil {
+			return params, nil
+		}
+	}
+	meta := map[string]any{}
+	if raw, ok := fields["_meta"]; ok {
+		_ = json.Unmarshal(raw, &meta)
+	}
+	meta[mcp.MetaKeyProtocolVersion] = proto
+	meta[mcp.MetaKeyClientCapabilities] = mcp.ClientCapabilities{}
+	meta[mcp.MetaKeyClientInfo] = s.client
+	fields["_meta"], _ = json.Marshal(meta)
+	encoded, _ := json.Marshal(fields)
+	header := http.Header{}
+	for k, v := range mcp.StandardHeaders(proto, mcp.MCPMethod(method), encoded) {
+		header.Set(k, v)
+	}
+	return json.RawMessage(encoded), header
+}
+
+// send writes one request with an id of ours and waits for its result. A
+// request we give up on (ctx ended) is cancelled at the server.
+func (s *session) send(ctx context.Context, method string, params any, header http.Header) (json.RawMessage, error) {
 	id := mcp.NewRequestId("h" + strconv.FormatInt(s.ids.Add(1), 10))
-	resp, err := s.tr.SendRequest(ctx, transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Method: method, Params: params})
+	resp, err := s.c.SendRequest(ctx, transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Method: method, Params: params, Header: header})
 	if err != nil {
 		if ctx.Err() != nil {
-			s.cancel(id, context.Cause(ctx))
+			if method != string(mcp.MethodInitialize) && method != string(mcp.MethodServerDiscover) {
+				s.cancel(id, context.Cause(ctx))
+			}
 			return nil, ctx.Err()
 		}
 		return nil, s.explain(err)
 	}
 	if resp.Error != nil {
-		return nil, &RPCError{Code: resp.Error.Code, Message: resp.Error.Message}
+		return nil, &RPCError{Code: resp.Error.Code, Message: resp.Error.Message, err: resp.Error.AsError()}
 	}
 	return resp.Result, nil
 }
 
-// cancel tells the server to stop working on a request we gave up on. It is
-// best effort and does not hold the caller up.
+// cancel tells the server to stop working on a request we gave up on, and
+// waits (bounded) until the notification is written: over stdio that is the
+// only way to cancel; over HTTP the handshake-era protocol asks for it too
+// (the stateless one cancels by ending the request's stream).
 func (s *session) cancel(id mcp.RequestId, reason error) {
+	if _, ok := s.c.(*httpConn); ok && s.modern() {
+		return
+	}
 	n := mcp.JSONRPCNotification{
 		JSONRPC: mcp.JSONRPC_VERSION,
 		Notification: mcp.Notification{
@@ -326,249 +382,34 @@ func (s *session) cancel(id mcp.RequestId, reason error) {
 			Params: mcp.NotificationParams{AdditionalFields: map[string]any{"requestId": id, "reason": reason.Error()}},
 		},
 	}
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := s.tr.SendNotification(ctx, n); err != nil {
-			s.log.Debug("could not send notifications/cancelled", "err", err)
-		}
-	}()
+	ctx, cancel := context.WithTimeout(context.Background(), cancelBound)
+	defer cancel()
+	if err := s.c.SendNotification(ctx, n); err != nil {
+		s.log.Debug("could not send notifications/cancelled", "err", err)
+	}
 }
 
+// reinitialize starts a new HTTP session after a 404, once for all the
+// requests that met it.
 func (s *session) reinitialize(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.tr.GetSessionId() != "" {
+	s.reinit.Lock()
+	defer s.reinit.Unlock()
+	if s.c.GetSessionId() != "" {
 		return nil // someone else already started a new session
 	}
-	res, err := s.cl.Initialize(ctx, s.initReq)
-	if err != nil {
+	if err := s.initialize(ctx); err != nil {
 		return err
 	}
-	s.init = res
 	s.log.Info("the server ended the session; started a new one")
 	return nil
 }
 
-type rawKey struct{}
-
-// rawSlot receives the raw result of the request made with its context.
-type rawSlot struct{ raw json.RawMessage }
-
-// typedRequest sends tools/list or tools/call through mcp-go's client and
-// returns the raw result the transport captured.
-func (s *session) typedRequest(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	slot := &rawSlot{}
-	ctx = context.WithValue(ctx, rawKey{}, slot)
-	s.mu.Lock()
-	cl := s.cl
-	s.mu.Unlock()
-	var err error
-	switch method {
-	case string(mcp.MethodToolsList):
-		req := mcp.ListToolsRequest{}
-		if m, ok := params.(map[string]string); ok {
-			req.Params.Cursor = mcp.Cursor(m["cursor"])
-		}
-		_, err = cl.ListToolsByPage(ctx, req)
-	case string(mcp.MethodToolsCall):
-		p := params.(callParams)
-		req := mcp.CallToolRequest{}
-		req.Params.Name = p.Name
-		req.Params.Arguments = p.Arguments
-		_, err = cl.CallTool(ctx, req)
-	default:
-		return nil, fmt.Errorf("%s: not supported on this protocol", method)
-	}
-	if slot.raw != nil {
-		// mcp-go may fail to decode what we read raw anyway (an unknown
-		// content type); the raw result is what counts.
-		return slot.raw, nil
-	}
-	if err != nil {
-		return nil, s.explain(err)
-	}
-	return nil, fmt.Errorf("%s: no result", method)
-}
-
-// capture stores a response's raw result in the request's slot, if any.
-func capture(ctx context.Context, resp *transport.JSONRPCResponse) {
-	if resp == nil || resp.Error != nil {
-		return
-	}
-	if slot, ok := ctx.Value(rawKey{}).(*rawSlot); ok {
-		slot.raw = resp.Result
-	}
-}
-
-// httpConn is mcp-go's Streamable HTTP transport, with raw results captured
-// for the stateless protocol (see typedRequest). Embedding keeps every
-// optional interface mcp-go looks for.
-type httpConn struct {
-	*transport.StreamableHTTP
-}
-
-func (h *httpConn) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
-	resp, err := h.StreamableHTTP.SendRequest(ctx, req)
-	if err == nil {
-		capture(ctx, resp)
-	}
-	return resp, err
-}
-
-// statelessConn is httpConn for a fallback to the stateless protocol: mcp-go
-// keeps a transport with a GET stream (WithContinuousListening, which only
-// the handshake protocols use) on the handshake.
-type statelessConn struct{ *httpConn }
-
-func (statelessConn) RequiresLegacyProtocol() bool { return false }
-
-// httpClient is the client of one Streamable HTTP server: the configured
-// headers on every request, bounded bodies, error pages clipped (after
-// redaction), and no redirect to another origin — the headers carry
-// credentials, and Go's client would forward custom ones (and ours are set
-// on every request) to wherever a redirect points.
-func httpClient(cfg Config, secrets *secret.Set) *http.Client {
-	return &http.Client{
-		Transport:     &headerTransport{headers: cfg.Headers, secrets: secrets},
-		CheckRedirect: sameOriginRedirects,
-	}
-}
-
-// sameOriginRedirects follows a redirect only to the origin (scheme, host,
-// port) of the first request, at most 10 times.
-func sameOriginRedirects(req *http.Request, via []*http.Request) error {
-	if len(via) >= 10 {
-		return errors.New("stopped after 10 redirects")
-	}
-	if from, to := origin(via[0].URL), origin(req.URL); from != to {
-		return &CrossOriginError{From: from, To: to}
-	}
-	return nil
-}
-
-// CrossOriginError is a redirect refused because it leads to another origin.
-type CrossOriginError struct{ From, To string }
-
-func (e *CrossOriginError) Error() string {
-	return fmt.Sprintf("the server redirected to another origin, %s; refused: the configured headers are never sent to another origin than %s", e.To, e.From)
-}
-
-// origin is scheme://host:port, with the scheme's default port made explicit.
-func origin(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		switch u.Scheme {
-		case "https":
-			port = "443"
-		default:
-			port = "80"
-		}
-	}
-	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
-}
-
-// headerTransport sets the configured headers on every request.
-type headerTransport struct {
-	headers map[string]string
-	secrets *secret.Set
-}
-
-func (h *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range h.headers {
-		r.Header.Set(k, v)
-	}
-	resp, err := http.DefaultTransport.RoundTrip(r)
-	if err == nil {
-		// mcp-go reads bodies whole and copies error pages into errors: bound
-		// them as the stdio transport bounds a line. An event stream is long
-		// lived, so there the bound is per line (an SSE field), not per body.
-		sse := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
-		resp.Body = &boundedBody{ReadCloser: resp.Body, max: MaxMessageBytes, lines: sse}
-		if resp.StatusCode >= 300 && !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-			// An error page ends up in an error text, shown to the model.
-			resp.Body = &clippedBody{ReadCloser: resp.Body, max: errorPageBytes, secrets: h.secrets}
-		}
-	}
-	return resp, err
-}
-
-// errorPageBytes is how much of an HTTP error page reaches an error text.
-const errorPageBytes = 512
-
-// clippedBody is the first max bytes of a body, redacted before it is
-// clipped (a secret cut at the boundary must not leak its prefix), ending
-// with "…" when something was cut.
-type clippedBody struct {
-	io.ReadCloser
-	max     int
-	secrets *secret.Set
-	page    *strings.Reader // nil until the first read
-}
-
-func (c *clippedBody) Read(p []byte) (int, error) {
-	if c.page == nil {
-		// A secret that starts before the clip ends within MaxLen bytes.
-		head, err := io.ReadAll(io.LimitReader(c.ReadCloser, int64(c.max+c.secrets.MaxLen()+1)))
-		if err != nil && len(head) == 0 {
-			return 0, err
-		}
-		text := c.secrets.Clip(string(head), c.max)
-		c.page = strings.NewReader(text)
-	}
-	return c.page.Read(p)
-}
-
-// boundedBody fails a read once the body (or, with lines, one line of it)
-// exceeds max bytes.
-type boundedBody struct {
-	io.ReadCloser
-	max   int
-	n     int // bytes of the body, or of the current line
-	lines bool
-}
-
-func (b *boundedBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if !b.lines {
-		b.n += n
-	} else {
-		for chunk := p[:n]; ; {
-			i := bytes.IndexByte(chunk, '\n')
-			if i < 0 {
-				b.n += len(chunk)
-				break
-			}
-			if b.n+i > b.max {
-				b.n += i
-				break
-			}
-			b.n, chunk = 0, chunk[i+1:]
-		}
-	}
-	if b.n > b.max {
-		return n, errTooLarge
-	}
-	return n, err
-}
-
-// debugOnly logs every record at debug level.
-type debugOnly struct{ slog.Handler }
-
-func (d debugOnly) Enabled(ctx context.Context, _ slog.Level) bool {
-	return d.Handler.Enabled(ctx, slog.LevelDebug)
-}
-
-func (d debugOnly) Handle(ctx context.Context, r slog.Record) error {
-	r.Level = slog.LevelDebug
-	return d.Handler.Handle(ctx, r)
-}
-
-func (d debugOnly) WithAttrs(as []slog.Attr) slog.Handler { return debugOnly{d.Handler.WithAttrs(as)} }
-func (d debugOnly) WithGroup(n string) slog.Handler       { return debugOnly{d.Handler.WithGroup(n)} }
-
-// close ends the connection (for stdio: the close ladder).
+// close ends the session and its connection (for stdio: the close ladder).
 func (s *session) close() error {
-	return s.tr.Close()
+	s.mu.Lock()
+	if s.listen != nil {
+		s.listen()
+	}
+	s.mu.Unlock()
+	return s.c.Close()
 }

@@ -41,6 +41,9 @@ const (
 	killGrace  = 2 * time.Second
 	// exitWait is how long a lost connection waits for the exit status.
 	exitWait = 500 * time.Millisecond
+	// maxWriteStall bounds a write whose context has no deadline: a server
+	// that does not read a line for that long is broken.
+	maxWriteStall = 30 * time.Second
 )
 
 // errTooLarge is the error of a request whose response exceeded
@@ -196,7 +199,7 @@ func (c *stdioConn) SendRequest(ctx context.Context, req transport.JSONRPCReques
 	if c.lost != nil {
 		err := c.lost
 		c.mu.Unlock()
-		return nil, err
+		return nil, &notSentError{err}
 	}
 	c.pending[key] = ch
 	c.mu.Unlock()
@@ -207,14 +210,13 @@ func (c *stdioConn) SendRequest(ctx context.Context, req transport.JSONRPCReques
 	}
 	if err := c.write(ctx, data); err != nil {
 		forget()
-		return nil, err
+		return nil, &notSentError{err} // a line cut short is no request
 	}
 	select {
 	case resp := <-ch:
 		if resp == nil {
 			return nil, errTooLarge
 		}
-		capture(ctx, resp)
 		return resp, nil
 	case <-ctx.Done():
 		forget()
@@ -224,7 +226,6 @@ func (c *stdioConn) SendRequest(ctx context.Context, req transport.JSONRPCReques
 		select {
 		case resp := <-ch: // answered just before the end
 			if resp != nil {
-				capture(ctx, resp)
 				return resp, nil
 			}
 		default:
@@ -255,7 +256,7 @@ func (c *stdioConn) write(ctx context.Context, line []byte) error {
 	defer c.writeMu.Unlock()
 	deadline, ok := ctx.Deadline()
 	if !ok {
-		deadline = time.Now().Add(DefaultToolCallTimeout)
+		deadline = time.Now().Add(maxWriteStall)
 	}
 	_ = c.stdin.SetWriteDeadline(deadline)
 	c.wbuf = append(append(c.wbuf[:0], line...), '\n')

@@ -546,10 +546,12 @@ func TestStdioCallerCancellation(t *testing.T) {
 	hx.wantCall("mcp__srv__echo", `{"message":"after"}`, "echo: after", false)
 }
 
+// With reconnect disabled (the seeds' behaviour), a server that dies takes
+// its tools with it and fails its entry.
 func TestStdioCrashMidCall(t *testing.T) {
 	t.Parallel()
 	hx := newHarness(t)
-	hx.mustLoad(yml(hx.stdio("a", "srv", map[string]any{"toolCallTimeoutMs": 60000}, "--only", "crash,echo")))
+	hx.mustLoad(yml(hx.stdio("a", "srv", map[string]any{"toolCallTimeoutMs": 60000, "reconnect": map[string]any{"enabled": false}}, "--only", "crash,echo")))
 	start := time.Now()
 	res := hx.Call("mcp__srv__crash", `{"code":7,"stderr":"boom: disk on fire\n"}`)
 	took := time.Since(start)
@@ -740,7 +742,7 @@ func TestStdioStartupFailures(t *testing.T) {
 		{"exit during the first listing", nil, []string{"--exit-on", "tools/list"},
 			[]string{"connect: mcp-client(srv): tools/list: connection lost: the server exited with status 3; last stderr: mcpfixture: received tools/list, exiting with status 3 (--exit-on)"}, 5 * time.Second},
 		{"hang on initialize", map[string]any{"startupTimeoutMs": 300}, []string{"--hang-on", "initialize"},
-			[]string{"connect: mcp-client(srv): startup timed out after 300ms (startupTimeoutMs): initialize: transport error: context deadline exceeded"}, 5 * time.Second},
+			[]string{"connect: mcp-client(srv): startup timed out after 300ms (startupTimeoutMs): initialize: context deadline exceeded"}, 5 * time.Second},
 		{"hang on the first listing", map[string]any{"startupTimeoutMs": 300}, []string{"--hang-on", "tools/list"},
 			[]string{"connect: mcp-client(srv): startup timed out after 300ms (startupTimeoutMs): tools/list: context deadline exceeded"}, 5 * time.Second},
 		{"bad flags", nil, []string{"--no-such-flag"},
@@ -903,6 +905,7 @@ func TestStdioSecretsNeverShow(t *testing.T) {
       API_TOKEN: ` + literal + `
       GITHUB_TOKEN: !!js process.env.GH
       AUTH: Bearer ` + bearer + `
+    reconnect: {enabled: false}
 `)
 	hx.wantState("a", host.Ready)
 	hx.Logs.Wait(t, waitTimeout, "the stderr line", 1, msg("a", "server stderr"))
@@ -952,7 +955,8 @@ func TestDisposeLeavesNothing(t *testing.T) {
 		hx.mustLoad(yml(
 			hx.stdio("stdio", "s", nil),
 			hx.stdio("stdio-modern", "m", map[string]any{"protocol": ProtocolModern}),
-			hx.stdio("stdio-crashed", "c", nil, "--only", "crash"),
+			hx.stdio("stdio-crashed", "c", map[string]any{"reconnect": map[string]any{"enabled": false}}, "--only", "crash"),
+			hx.stdio("stdio-again", "r", map[string]any{"reconnect": map[string]any{"initialDelayMs": 1}}, "--only", "crash,echo"),
 			httpEntry("mcpgo", "g", p.URL, nil),
 			httpEntry("mcpgo-modern", "gm", p.URL, map[string]any{"protocol": ProtocolModern}),
 			httpEntry("fixture", "f", q.URL, nil),
@@ -964,6 +968,8 @@ func TestDisposeLeavesNothing(t *testing.T) {
 		}
 		hx.Call("mcp__c__crash", `{}`)
 		hx.waitState("stdio-crashed", host.Failed)
+		hx.Call("mcp__r__crash", `{}`) // reconnects: the server is started again
+		hx.wantCall("mcp__r__echo", `{"message":"again"}`, "echo: again", false)
 		hx.wantCall("mcp__g__echo", `{"message":"x"}`, "echo: x", false)
 		hx.wantCall("mcp__gm__echo", `{"message":"x"}`, "echo: x", false)
 		hx.wantCall("mcp__f__echo", `{"message":"x"}`, "echo: x", false)

@@ -1,0 +1,264 @@
+package mcpclient
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/internal/fixture"
+	"github.com/harness-go/harness/internal/proctest"
+)
+
+// fast is a reconnect policy for tests: short waits, few attempts.
+func fast(attempts int) map[string]any {
+	return map[string]any{"reconnect": map[string]any{"initialDelayMs": 20, "maxDelayMs": 200, "maxAttempts": attempts}}
+}
+
+// pid returns the pid a fixture wrote last into its pid file.
+func (hx *harness) pid(name string) int {
+	hx.t.Helper()
+	pids := proctest.ReadPIDs(hx.t, hx.pidFile(name))
+	if len(pids) == 0 {
+		hx.t.Fatalf("no pid in %s", hx.pidFile(name))
+	}
+	return pids[0]
+}
+
+// waitPID waits until the fixture's pid file names another process than
+// old (it was started again).
+func (hx *harness) waitPID(name string, old int) int {
+	hx.t.Helper()
+	var pid int
+	hx.WaitEntry(name, waitTimeout, "a new server process", func(host.EntryStatus) bool {
+		pids := proctest.ReadPIDs(hx.t, hx.pidFile(name))
+		if len(pids) > 0 && pids[0] != old {
+			pid = pids[0]
+			return true
+		}
+		return false
+	})
+	return pid
+}
+
+// A stdio server that dies mid-call: the call that was sent fails, and is
+// never sent twice; the entry reconnects with its tools registered all
+// along; a call made during the outage waits and succeeds once the server is
+// back, within its own timeout.
+func TestReconnectStdioKilledMidCall(t *testing.T) {
+	t.Parallel()
+	hx := newHarness(t)
+	log := filepath.Join(hx.Dir, "received.log")
+	cfg := fast(10)
+	cfg["reconnect"].(map[string]any)["initialDelayMs"] = 300 // long enough to call during the outage
+	cfg["reconnect"].(map[string]any)["maxDelayMs"] = 300
+	hx.mustLoad(yml(hx.stdio("a", "srv", cfg, "--only", "echo,crash,pid", "--log", log)))
+	old := hx.pid("a")
+
+	res := hx.Call("mcp__srv__crash", `{"code":9,"stderr":"bye\n"}`)
+	if !res.IsError || !strings.Contains(res.Text, "connection lost during the call: the server exited with status 9") {
+		t.Fatalf("the call its server died in: %+v", res)
+	}
+	// The outage: the tools stay, and a call waits for the next connection.
+	if _, ok := hx.Tools.Lookup("mcp__srv__echo"); !ok {
+		t.Fatal("the tools went with the connection")
+	}
+	start := time.Now()
+	hx.wantCall("mcp__srv__echo", `{"message":"during the outage"}`, "echo: during the outage", false)
+	if waited := time.Since(start); waited < 100*time.Millisecond {
+		t.Errorf("the call answered after %s: it did not wait for the reconnect", waited)
+	}
+	if pid := hx.pid("a"); pid == old {
+		t.Fatalf("still pid %d: the server was not started again", pid)
+	}
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two calls reached a server: the crash (once, never again) and the echo.
+	if n := strings.Count(string(data), `"method":"tools/call"`); n != 2 {
+		t.Fatalf("the servers received %d tools/call, want 2 (the call that killed one was sent again?):\n%s", n, data)
+	}
+	hx.waitState("a", host.Ready)
+}
+
+// A call that waits for a server that does not come back within the call's
+// timeout fails naming the outage and the attempt.
+func TestReconnectCallTimesOutNamingTheOutage(t *testing.T) {
+	t.Parallel()
+	hx := newHarness(t)
+	marker := filepath.Join(hx.Dir, "down")
+	cfg := map[string]any{"toolCallTimeoutMs": 300, "reconnect": map[string]any{"initialDelayMs": 20, "maxDelayMs": 20, "maxAttempts": 1000}}
+	hx.mustLoad(yml(hx.stdio("a", "srv", cfg, "--only", "echo,pid", "--exit-if-exists", marker)))
+	if err := os.WriteFile(marker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(hx.pid("a"), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	hx.waitState("a", host.Reconnecting)
+	res := hx.Call("mcp__srv__echo", `{"message":"x"}`)
+	if !res.IsError || !strings.HasPrefix(res.Text, "Error: server srv is reconnecting (attempt ") || !strings.Contains(res.Text, "/1000): ") {
+		t.Fatalf("a call during the outage: %+v", res)
+	}
+}
+
+// A server that crashes at every start after its first: the supervisor
+// gives up after maxAttempts, the tools go, the entry fails with the last
+// error; nothing is left running.
+func TestReconnectGivesUp(t *testing.T) {
+	t.Parallel()
+	hx := newHarness(t)
+	marker := filepath.Join(hx.Dir, "crash-from-now-on")
+	hx.mustLoad(yml(hx.stdio("a", "srv", fast(3), "--only", "echo,pid", "--exit-if-exists", marker)))
+	if err := os.WriteFile(marker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(hx.pid("a"), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	e := hx.waitState("a", host.Failed)
+	for _, want := range []string{"gave up reconnecting after 3 attempts", "exited with status 4", "--exit-if-exists"} {
+		if !strings.Contains(e.Error, want) {
+			t.Errorf("failure %q does not say %q", e.Error, want)
+		}
+	}
+	if names := hx.Tools.Names(); len(names) != 0 {
+		t.Fatalf("tools left after giving up: %q", names)
+	}
+	if st := hx.status("a"); st.Reconnects != 0 || st.Phase != "failed" {
+		t.Fatalf("status after giving up: %+v", st)
+	}
+}
+
+// With the defaults a server that goes away is reconnected; status shows
+// the outage while it lasts (text and JSON fields).
+func TestReconnectStatus(t *testing.T) {
+	t.Parallel()
+	hx := newHarness(t)
+	marker := filepath.Join(hx.Dir, "down")
+	cfg := map[string]any{"reconnect": map[string]any{"initialDelayMs": 50, "maxDelayMs": 50, "maxAttempts": 1000}}
+	hx.mustLoad(yml(hx.stdio("a", "srv", cfg, "--only", "echo,pid", "--exit-if-exists", marker)))
+	if err := os.WriteFile(marker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(hx.pid("a"), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	hx.WaitEntry("a", waitTimeout, "a failed attempt", func(e host.EntryStatus) bool {
+		st, _ := e.Details.(*Status)
+		return e.State == host.Reconnecting && st != nil && st.Attempt >= 2
+	})
+	e := hx.Entry("a")
+	st := hx.status("a")
+	if !e.Settled || !strings.Contains(e.Error, "mcp-client(srv): attempt ") || !strings.Contains(e.Error, "/1000 failed: ") || st.MaxAttempts != 1000 ||
+		!strings.Contains(st.LastError, "exited with status 4") || st.ToolCount != 2 {
+		t.Fatalf("entry %+v\nstatus %+v", e, st)
+	}
+	lines := strings.Join(st.StatusLines(), "\n")
+	if !strings.Contains(lines, "reconnecting: attempt ") || !strings.Contains(lines, "of 1000") || !strings.Contains(lines, "last error: ") {
+		t.Fatalf("status lines:\n%s", lines)
+	}
+	// The server can start again: the next attempt succeeds.
+	if err := os.Remove(marker); err != nil {
+		t.Fatal(err)
+	}
+	hx.waitState("a", host.Ready)
+	st = hx.status("a")
+	if st.Reconnects != 1 || st.Attempt != 0 || st.ConnectedSince == nil || st.LastError != "" {
+		t.Fatalf("status after reconnecting: %+v", st)
+	}
+	hx.wantCall("mcp__srv__echo", `{"message":"back"}`, "echo: back", false)
+}
+
+// A connection that stays up reconnect.maxDelayMs starts the count again:
+// a server that crashes now and then never exhausts its attempts.
+func TestReconnectCountStartsAgain(t *testing.T) {
+	t.Parallel()
+	hx := newHarness(t)
+	cfg := map[string]any{"reconnect": map[string]any{"initialDelayMs": 1, "maxDelayMs": 1, "maxAttempts": 1}}
+	hx.mustLoad(yml(hx.stdio("a", "srv", cfg, "--only", "echo,pid")))
+	for i := 1; i <= 5; i++ {
+		old := hx.pid("a")
+		if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		hx.waitPID("a", old)
+		hx.WaitEntry("a", waitTimeout, fmt.Sprintf("reconnect %d", i), func(e host.EntryStatus) bool {
+			st, _ := e.Details.(*Status)
+			return e.State == host.Ready && st != nil && st.Reconnects == i
+		})
+		hx.wantCall("mcp__srv__echo", `{"message":"x"}`, "echo: x", false)
+	}
+}
+
+// A Streamable HTTP server stopped and started again on the same port is
+// used again without anyone doing anything; its tools stay the same.
+func TestReconnectHTTPServerRestarted(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	serve := func(ln net.Listener) *http.Server {
+		srv := &http.Server{Handler: fixture.HTTPHandler(fixture.Options{Only: []string{"echo", "pid"}, Stderr: discard{}})}
+		go func() { _ = srv.Serve(ln) }()
+		return srv
+	}
+	srv := serve(ln)
+	hx := newHarness(t)
+	hx.mustLoad(yml(httpEntry("w", "web", "http://"+addr+"/mcp", fast(50))))
+	hx.wantCall("mcp__web__echo", `{"message":"before"}`, "echo: before", false)
+	before := hx.Tools.ModelJSON()
+
+	_ = srv.Close() // the listening stream breaks; the port refuses
+	hx.waitState("w", host.Reconnecting)
+	ln2, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("the port is taken: %v", err)
+	}
+	srv2 := serve(ln2)
+	t.Cleanup(func() { _ = srv2.Close() })
+	hx.waitState("w", host.Ready)
+	hx.wantCall("mcp__web__echo", `{"message":"after"}`, "echo: after", false)
+	if after := hx.Tools.ModelJSON(); string(after) != string(before) {
+		t.Fatalf("the tools changed:\n%s\n%s", before, after)
+	}
+	if st := hx.status("w"); st.Reconnects != 1 {
+		t.Fatalf("reconnects %d", st.Reconnects)
+	}
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// With reconnect disabled, an HTTP server that dies fails its entry and
+// takes its tools (v1's behaviour, now noticed).
+func TestReconnectDisabledHTTP(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: fixture.HTTPHandler(fixture.Options{Only: []string{"echo"}, Stderr: discard{}})}
+	go func() { _ = srv.Serve(ln) }()
+	hx := newHarness(t)
+	hx.mustLoad(yml(httpEntry("w", "web", "http://"+ln.Addr().String()+"/mcp", map[string]any{"reconnect": map[string]any{"enabled": false}})))
+	_ = srv.Close()
+	e := hx.waitState("w", host.Failed)
+	if !strings.Contains(e.Error, "connection lost") {
+		t.Fatalf("failure %q", e.Error)
+	}
+	if names := hx.Tools.Names(); len(names) != 0 {
+		t.Fatalf("tools left: %q", names)
+	}
+}
+
