@@ -297,4 +297,3 @@ func (w *watchedBody) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
-

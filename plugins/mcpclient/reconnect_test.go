@@ -261,4 +261,3 @@ func TestReconnectDisabledHTTP(t *testing.T) {
 		t.Fatalf("tools left: %q", names)
 	}
 }
-
