@@ -66,6 +66,8 @@ type session struct {
 
 	reinit sync.Mutex // one re-initialization at a time
 
+	isModern atomic.Bool // the protocol in use is the stateless one
+
 	mu     sync.Mutex // guards the handshake's outcome
 	proto  string
 	info   mcp.Implementation
@@ -189,6 +191,7 @@ func (s *session) setProtocol(version string, info mcp.Implementation) {
 	s.mu.Lock()
 	s.proto, s.info = version, info
 	s.mu.Unlock()
+	s.isModern.Store(mcp.IsModernProtocol(version))
 	if v, ok := s.c.(interface{ SetProtocolVersion(string) }); ok {
 		v.SetProtocolVersion(version) // HTTP requests carry it in a header
 	}
@@ -226,11 +229,7 @@ func (s *session) explain(err error) error {
 }
 
 // modern reports whether the session speaks the stateless protocol.
-func (s *session) modern() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return mcp.IsModernProtocol(s.proto)
-}
+func (s *session) modern() bool { return s.isModern.Load() }
 
 // info returns the server's identity and the protocol version in use.
 func (s *session) serverInfo() (mcp.Implementation, string) {

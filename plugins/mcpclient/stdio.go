@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -66,6 +67,21 @@ type stdioConn struct {
 
 	writeMu sync.Mutex
 	wbuf    []byte // the line being written; guarded by writeMu
+
+	// The read path. Whoever holds readTok reads stdout: a caller waiting
+	// for its response reads it itself, so the reply reaches it without a
+	// hand-off between goroutines; the reader goroutine reads while no
+	// caller waits (notifications, server requests). A caller that finds
+	// the reader goroutine blocked in a read kicks it out with a read
+	// deadline in the past (see readOwn).
+	out       *os.File
+	rd        *lineReader   // guarded by readTok
+	readTok   chan struct{} // capacity 1: holding it is the right to read
+	waiters   atomic.Int32  // callers waiting for a response
+	calls     atomic.Int64  // requests sent so far: the reader goroutine waits for a lull
+	bgReading atomic.Bool   // the reader goroutine holds readTok to read
+	kickable  bool          // the pipe takes deadlines (not on every OS)
+	garbage   int           // non-JSON-RPC lines seen; guarded by readTok
 
 	mu        sync.Mutex
 	pending   map[string]chan *transport.JSONRPCResponse
@@ -127,6 +143,10 @@ func startStdio(command string, args, env []string, dir string, log *slog.Logger
 	c := &stdioConn{
 		cmd:       cmd,
 		stdin:     inW,
+		out:       outR,
+		rd:        newLineReader(outR, 64<<10),
+		readTok:   make(chan struct{}, 1),
+		kickable:  outR.SetReadDeadline(time.Time{}) == nil,
 		log:       log,
 		secrets:   secrets,
 		stderr:    newTail(stderrLines),
@@ -143,7 +163,7 @@ func startStdio(command string, args, env []string, dir string, log *slog.Logger
 		close(c.exited)
 	}()
 	go func() { defer c.workers.Done(); defer close(c.stderrEOF); c.readStderr(errR) }()
-	go func() { defer c.workers.Done(); c.readLoop(outR) }()
+	go func() { defer c.workers.Done(); c.readLoop() }()
 	go func() { defer c.workers.Done(); c.deliverNotifications() }()
 	return c, nil
 }
@@ -189,7 +209,7 @@ func (c *stdioConn) Stderr() []string { return c.stderr.lines() }
 // SendRequest writes a request and waits for its response, the end of ctx,
 // or the end of the connection, whichever is first.
 func (c *stdioConn) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
-	data, err := json.Marshal(req)
+	data, err := appendRequest(make([]byte, 0, 256), req.ID.Value(), req.Method, req.Params)
 	if err != nil {
 		return nil, fmt.Errorf("encode request: %w", err)
 	}
@@ -208,29 +228,84 @@ func (c *stdioConn) SendRequest(ctx context.Context, req transport.JSONRPCReques
 		delete(c.pending, key)
 		c.mu.Unlock()
 	}
+	if c.kickable {
+		c.calls.Add(1)
+		c.waiters.Add(1)
+		defer c.waiters.Add(-1)
+		if c.bgReading.Load() {
+			c.kick() // the reader goroutine steps aside while the server works
+		}
+	}
 	if err := c.write(ctx, data); err != nil {
 		forget()
 		return nil, &notSentError{err} // a line cut short is no request
 	}
-	select {
-	case resp := <-ch:
-		if resp == nil {
-			return nil, errTooLarge
-		}
-		return resp, nil
-	case <-ctx.Done():
-		forget()
-		return nil, ctx.Err()
-	case <-c.done:
-		forget()
+	var take chan<- struct{} // nil: never read ourselves
+	if c.kickable {
+		take = c.readTok
+	}
+	for {
 		select {
-		case resp := <-ch: // answered just before the end
-			if resp != nil {
-				return resp, nil
+		case resp := <-ch:
+			if resp == nil {
+				return nil, errTooLarge
 			}
+			return resp, nil
+		case take <- struct{}{}:
+			resp, err := c.readOwn(ctx, ch)
+			<-c.readTok
+			if resp != nil || err != nil {
+				if err != nil {
+					forget()
+				}
+				return resp, err
+			}
+		case <-ctx.Done():
+			forget()
+			return nil, ctx.Err()
+		case <-c.done:
+			forget()
+			select {
+			case resp := <-ch: // answered just before the end
+				if resp != nil {
+					return resp, nil
+				}
+			default:
+			}
+			return nil, c.Err()
+		}
+	}
+}
+
+// kick makes a read in progress return at once (a deadline in the past).
+// The holder of readTok takes a deadline error as a request to look up.
+func (c *stdioConn) kick() { _ = c.out.SetReadDeadline(time.Unix(1, 0)) }
+
+// readOwn reads, holding readTok, until the response for ch arrives (it is
+// returned), another caller's response or the end of ctx calls for a look
+// up (nil, nil: the caller selects again), or the connection ends.
+func (c *stdioConn) readOwn(ctx context.Context, ch chan *transport.JSONRPCResponse) (*transport.JSONRPCResponse, error) {
+	stop := context.AfterFunc(ctx, c.kick)
+	defer stop()
+	for {
+		select {
+		case resp := <-ch:
+			if resp == nil {
+				return nil, errTooLarge
+			}
+			return resp, nil
 		default:
 		}
-		return nil, c.Err()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		_ = c.out.SetReadDeadline(time.Time{})
+		if err := c.readOne(); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				continue // a kick: look at ch and ctx again
+			}
+			return nil, c.Err()
+		}
 	}
 }
 
@@ -272,57 +347,143 @@ func (c *stdioConn) write(ctx context.Context, line []byte) error {
 	return nil
 }
 
-// readLoop reads messages until stdout ends.
-func (c *stdioConn) readLoop(r io.ReadCloser) {
-	defer r.Close()
-	br := bufio.NewReaderSize(r, 64<<10)
-	var garbage int
+// lull is how long the reader goroutine waits, after the last request,
+// before it reads stdout itself: calls often come back to back, and a caller
+// reads its own response (and whatever came before it) with no hand-off as
+// long as the reader goroutine is not in the way. A notification that
+// arrives between calls waits at most this long.
+const lull = 2 * time.Millisecond
+
+// readLoop is the reader goroutine: it reads stdout when no caller has
+// waited for a while, and stops when the connection ends. Where the pipe
+// takes no deadline (kickable false), it reads all the time and hands every
+// response over.
+func (c *stdioConn) readLoop() {
+	defer c.out.Close()
+	var quiet *time.Timer
+	if c.kickable {
+		quiet = time.NewTimer(lull)
+		defer quiet.Stop()
+	}
+	seen := int64(-1)
 	for {
-		line, tooLong, err := readLine(br, MaxMessageBytes, 120+c.secrets.MaxLen())
-		if tooLong != nil {
-			c.oversized(tooLong)
-		} else if len(bytes.TrimSpace(line)) > 0 {
-			if !c.dispatch(line) {
-				garbage++
-				if garbage <= 5 || garbage%1000 == 0 {
-					c.log.Warn("server wrote a line that is not JSON-RPC to stdout; ignored", "line", safe.Line(c.secrets.Clip(strings.TrimRight(string(line), "\r\n"), 200)), "count", garbage)
-				}
+		if c.kickable {
+			select {
+			case <-quiet.C:
+			case <-c.done:
+				return
+			}
+			if n := c.calls.Load(); n != seen || c.waiters.Load() > 0 {
+				seen = n
+				quiet.Reset(lull)
+				continue
 			}
 		}
-		if err != nil {
-			c.lose(c.exitReason(err))
+		select {
+		case c.readTok <- struct{}{}:
+		case <-c.done:
 			return
 		}
+		if c.kickable {
+			// The handshake with callers (SendRequest): clear any old kick,
+			// say we read, then look for a caller once more. A caller that
+			// comes after the look sees bgReading and kicks.
+			_ = c.out.SetReadDeadline(time.Time{})
+			c.bgReading.Store(true)
+			if c.waiters.Load() > 0 {
+				c.bgReading.Store(false)
+				<-c.readTok
+				quiet.Reset(lull)
+				continue
+			}
+		}
+		var err error
+		for err == nil {
+			err = c.readOne()
+		}
+		c.bgReading.Store(false)
+		<-c.readTok
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			return
+		}
+		seen = c.calls.Load()
+		quiet.Reset(lull)
 	}
 }
 
-// readLine reads one line of at most limit bytes. A longer line is consumed
-// and its first head bytes returned as tooLong. The line may be br's own
-// buffer, valid until the next read: callers copy what they keep.
-func readLine(br *bufio.Reader, limit, head int) (line, tooLong []byte, err error) {
-	var buf []byte
+// readOne reads and dispatches one line; the caller holds readTok. An error
+// other than a deadline ends the connection.
+func (c *stdioConn) readOne() error {
+	line, tooLong, err := c.rd.next(MaxMessageBytes, 120+c.secrets.MaxLen())
+	switch {
+	case tooLong != nil:
+		c.oversized(tooLong)
+	case len(bytes.TrimSpace(line)) > 0:
+		if !c.dispatch(line) {
+			c.garbage++
+			if c.garbage <= 5 || c.garbage%1000 == 0 {
+				c.log.Warn("server wrote a line that is not JSON-RPC to stdout; ignored", "line", safe.Line(c.secrets.Clip(strings.TrimRight(string(line), "\r\n"), 200)), "count", c.garbage)
+			}
+		}
+	}
+	if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+		c.lose(c.exitReason(err))
+	}
+	return err
+}
+
+// lineReader reads lines from a stream whose reads may be interrupted (a
+// read deadline): a line cut by an interruption is kept, and the next call
+// goes on with it.
+type lineReader struct {
+	br       *bufio.Reader
+	partial  []byte // a line begun before an interruption
+	skipping []byte // the start of an over-long line being consumed, or nil
+}
+
+func newLineReader(r io.Reader, size int) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(r, size)}
+}
+
+// next returns the next line of at most limit bytes (with its newline, if
+// any); a longer line is consumed, and its first head bytes returned as
+// tooLong. line may be the reader's own buffer, valid until the next call:
+// callers copy what they keep. At the end of the stream, a last line without
+// a newline comes with the error. An interrupted read returns its error and
+// nothing else.
+func (r *lineReader) next(limit, head int) (line, tooLong []byte, err error) {
 	for {
-		chunk, err := br.ReadSlice('\n')
-		if len(buf)+len(chunk) > limit {
-			start := append(buf, chunk...)
-			if len(start) > head {
-				start = start[:head]
-			}
-			start = append([]byte(nil), start...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = br.ReadSlice('\n')
-			}
-			return nil, start, err
-		}
+		chunk, err := r.br.ReadSlice('\n')
 		full := errors.Is(err, bufio.ErrBufferFull)
-		if buf == nil && !full {
-			return chunk, nil, err // the usual case: the line in one piece
+		interrupted := errors.Is(err, os.ErrDeadlineExceeded)
+		complete := !full && !interrupted // a newline, or the end of the stream
+		if r.skipping == nil && len(r.partial)+len(chunk) > limit {
+			start := append(r.partial, chunk...)
+			r.skipping = append([]byte(nil), start[:min(len(start), head)]...)
+			r.partial, chunk = nil, nil
 		}
-		buf = append(buf, chunk...)
-		if full {
-			continue
+		switch {
+		case r.skipping != nil && !complete:
+			if full {
+				continue
+			}
+			return nil, nil, err // go on skipping next time
+		case r.skipping != nil:
+			start := r.skipping
+			r.skipping = nil
+			return nil, start, err
+		case !complete:
+			r.partial = append(r.partial, chunk...)
+			if full {
+				continue
+			}
+			return nil, nil, err
+		case r.partial != nil:
+			line := append(r.partial, chunk...)
+			r.partial = nil
+			return line, nil, err
 		}
-		return buf, nil, err
+		return chunk, nil, err // the usual case: the line in one piece
 	}
 }
 
@@ -357,13 +518,24 @@ type message struct {
 
 // dispatch routes one line; false means it was not JSON-RPC.
 func (c *stdioConn) dispatch(line []byte) bool {
-	var m message
-	if err := json.Unmarshal(line, &m); err != nil {
-		return false
+	m, ok := scanMessage(line)
+	if !ok {
+		var slow message
+		if json.Unmarshal(line, &slow) != nil {
+			return false
+		}
+		m = rawMessage{ID: slow.ID, Method: json.RawMessage(slow.Method), Result: slow.Result}
+		if slow.Error != nil {
+			m.Error, _ = json.Marshal(slow.Error)
+		}
+		if slow.Method != "" {
+			m.Method, _ = json.Marshal(slow.Method)
+		}
 	}
-	hasID := len(m.ID) > 0 && !bytes.Equal(m.ID, []byte("null"))
+	hasID := len(m.ID) > 0 && string(m.ID) != "null"
+	isCall := len(m.Method) > 0 && string(m.Method) != "null"
 	switch {
-	case m.Method != "" && !hasID:
+	case isCall && !hasID:
 		var n mcp.JSONRPCNotification
 		if err := json.Unmarshal(line, &n); err != nil {
 			return false
@@ -372,7 +544,7 @@ func (c *stdioConn) dispatch(line []byte) bool {
 		case c.notes <- n:
 		case <-c.done:
 		}
-	case m.Method != "":
+	case isCall:
 		var req transport.JSONRPCRequest
 		if err := json.Unmarshal(line, &req); err != nil {
 			return false
@@ -387,7 +559,16 @@ func (c *stdioConn) dispatch(line []byte) bool {
 		if ch == nil {
 			return true // a late answer to a request we gave up on
 		}
-		resp := &transport.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, Result: m.Result, Error: m.Error}
+		resp := &transport.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION}
+		if len(m.Error) > 0 && string(m.Error) != "null" {
+			var e mcp.JSONRPCErrorDetails
+			if json.Unmarshal(m.Error, &e) != nil {
+				e = mcp.JSONRPCErrorDetails{Code: mcp.INTERNAL_ERROR, Message: "the server answered with an error that does not decode"}
+			}
+			resp.Error = &e
+		} else {
+			resp.Result = append(json.RawMessage(nil), m.Result...) // the line's buffer is reused
+		}
 		if id, ok := plainString(m.ID); ok {
 			resp.ID = mcp.NewRequestId(id) // what decoding it would give
 		} else {
@@ -465,12 +646,12 @@ func (c *stdioConn) serveRequest(req transport.JSONRPCRequest) {
 // each redacted before it is cut to stderrLineBytes.
 func (c *stdioConn) readStderr(r io.ReadCloser) {
 	defer r.Close()
-	br := bufio.NewReaderSize(r, 16<<10)
+	lr := newLineReader(r, 16<<10)
 	for {
 		// Keep enough of a long line that a secret starting before the cut
 		// is whole when it is redacted.
 		keep := stderrLineBytes + c.secrets.MaxLen()
-		line, head, err := readLine(br, keep, keep)
+		line, head, err := lr.next(keep, keep)
 		if head != nil {
 			line = append(head, "…"...)
 		}

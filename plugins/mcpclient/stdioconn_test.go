@@ -1,13 +1,15 @@
 package mcpclient
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -415,13 +417,13 @@ func TestReadLine(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			br := bufio.NewReaderSize(strings.NewReader(tc.in), 16)
-			line, head, err := readLine(br, tc.limit, 512)
+			lr := newLineReader(strings.NewReader(tc.in), 16)
+			line, head, err := lr.next(tc.limit, 512)
 			if string(line) != tc.line || string(head) != tc.head || (err != nil) != tc.wantErr {
 				t.Fatalf("readLine = %q, %q, %v", line, head, err)
 			}
 			if tc.afterwards != "" {
-				next, _, _ := readLine(br, tc.limit, 512)
+				next, _, _ := lr.next(tc.limit, 512)
 				if string(next) != tc.afterwards {
 					t.Fatalf("next line %q", next)
 				}
@@ -500,5 +502,56 @@ read ready; exit 0`)
 	}
 	if d := time.Since(start); d > stdinGrace+2*termGrace+killGrace {
 		t.Fatalf("close took %s", d)
+	}
+}
+
+// interrupting returns its parts one read at a time, with a deadline error
+// between them.
+type interrupting struct {
+	parts []string
+	gap   bool
+}
+
+func (r *interrupting) Read(p []byte) (int, error) {
+	if r.gap {
+		r.gap = false
+		return 0, os.ErrDeadlineExceeded
+	}
+	if len(r.parts) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.parts[0])
+	if n < len(r.parts[0]) {
+		r.parts[0] = r.parts[0][n:]
+	} else {
+		r.parts = r.parts[1:]
+	}
+	r.gap = true
+	return n, nil
+}
+
+// A read interrupted by a deadline (a caller kicking the reader goroutine
+// out) loses nothing: the line goes on at the next call — an ordinary line,
+// and one over the limit being skipped.
+func TestLineReaderResumes(t *testing.T) {
+	t.Parallel()
+	over := strings.Repeat("x", 40)
+	lr := newLineReader(&interrupting{parts: []string{`{"a":`, `1}` + "\n" + `{"b"`, `:2}` + "\n", over[:20], over[20:] + "\nafter\n"}}, 16)
+	var got []string
+	for range 20 {
+		line, head, err := lr.next(30, 8)
+		switch {
+		case head != nil:
+			got = append(got, "long:"+string(head))
+		case len(line) > 0:
+			got = append(got, string(line))
+		}
+		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			break
+		}
+	}
+	want := []string{"{\"a\":1}\n", "{\"b\":2}\n", "long:xxxxxxxx", "after\n"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("lines %q, want %q", got, want)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -96,23 +97,12 @@ type generation struct {
 }
 
 // configRef is the one owner of the instance's configuration: the
-// supervisor reads it where a value is used, and Reconfigure replaces it.
-type configRef struct {
-	mu  sync.Mutex
-	cfg *Config
-}
+// supervisor reads it where a value is used, and Reconfigure replaces it
+// (never changes it in place).
+type configRef struct{ p atomic.Pointer[Config] }
 
-func (r *configRef) load() *Config {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.cfg
-}
-
-func (r *configRef) store(c *Config) {
-	r.mu.Lock()
-	r.cfg = c
-	r.mu.Unlock()
-}
+func (r *configRef) load() *Config   { return r.p.Load() }
+func (r *configRef) store(c *Config) { r.p.Store(c) }
 
 func newSupervisor(ctx *host.Context, cfg *Config, reg *tools.Registry) *supervisor {
 	s := &supervisor{

@@ -1,0 +1,122 @@
+package mcpclient
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// scanMessage agrees with encoding/json on every valid JSON object: the
+// same raw bytes for each field it reads.
+func checkScan(t *testing.T, line []byte) {
+	t.Helper()
+	var want struct {
+		ID, Method, Params, Result, Error json.RawMessage
+	}
+	var obj map[string]json.RawMessage
+	trimmed := bytes.TrimLeft(line, " \t\r\n")
+	valid := len(trimmed) > 0 && trimmed[0] == '{' && json.Unmarshal(line, &obj) == nil && json.Unmarshal(line, &want) == nil
+	got, ok := scanMessage(line)
+	if !valid {
+		return // the slow path decides (and rejects) what is not JSON
+	}
+	if !ok {
+		// Keys with escapes are left to the slow path; nothing else is.
+		if bytes.Contains(line, []byte(`\`)) {
+			return
+		}
+		t.Fatalf("scanMessage(%q) refused a valid object", line)
+	}
+	// encoding/json matches keys without regard to case and takes the last
+	// duplicate; the fast path reads exact keys. Compare only lines whose
+	// keys are exact and unique.
+	exact := map[string]bool{"id": true, "method": true, "params": true, "result": true, "error": true}
+	for k := range obj {
+		if !exact[k] && (bytes.EqualFold([]byte(k), []byte("id")) || bytes.EqualFold([]byte(k), []byte("method")) ||
+			bytes.EqualFold([]byte(k), []byte("params")) || bytes.EqualFold([]byte(k), []byte("result")) || bytes.EqualFold([]byte(k), []byte("error"))) {
+			return
+		}
+	}
+	if bytes.Count(line, []byte(`"id"`)) > 1 || bytes.Count(line, []byte(`"result"`)) > 1 || bytes.Count(line, []byte(`"method"`)) > 1 {
+		return
+	}
+	for _, f := range []struct {
+		name      string
+		got, want json.RawMessage
+	}{{"id", got.ID, want.ID}, {"method", got.Method, want.Method}, {"params", got.Params, want.Params}, {"result", got.Result, want.Result}, {"error", got.Error, want.Error}} {
+		if !bytes.Equal(f.got, f.want) {
+			t.Fatalf("scanMessage(%q).%s = %q, encoding/json %q", line, f.name, f.got, f.want)
+		}
+	}
+}
+
+var scanCases = []string{
+	`{"jsonrpc":"2.0","id":"h1","result":{"content":[{"type":"text","text":"a \"q\" {[}]"}]}}`,
+	`{ "result" : [1, {"a":[2]}], "id" : 7 , "jsonrpc":"2.0" }`,
+	`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`,
+	`{"jsonrpc":"2.0","id":3,"method":"ping","params":{}}`,
+	`{"id":null,"error":{"code":-32700,"message":"x"}}`,
+	`{"id":-1.5e3,"result":true}`,
+	`{}`,
+	`{"id":"\u0068\u0031","result":null}`,
+	`[1,2]`,
+	`{"id":1,"result":tru}`,
+	`{"id":1,`,
+	`not json`,
+}
+
+func TestScanMessage(t *testing.T) {
+	t.Parallel()
+	for _, c := range scanCases {
+		checkScan(t, []byte(c))
+	}
+	m, ok := scanMessage([]byte(scanCases[0]))
+	if !ok || string(m.ID) != `"h1"` || m.Method != nil || !bytes.HasPrefix(m.Result, []byte(`{"content"`)) {
+		t.Fatalf("scanMessage: %q %v", m, ok)
+	}
+}
+
+func FuzzScanMessage(f *testing.F) {
+	for _, c := range scanCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) { checkScan(t, line) })
+}
+
+// appendRequest writes what encoding/json writes for the same request.
+func TestAppendRequest(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		id     any
+		method string
+		params any
+	}{
+		{"h1", "tools/call", callParams{Name: "echo", Arguments: json.RawMessage(`{"message":"hi"}`)}},
+		{"h2", "tools/call", callParams{Name: "we\"ird\\\n\x01名前", Arguments: json.RawMessage(`{}`)}},
+		{"h3", "tools/list", map[string]any{"cursor": "c1"}},
+		{"h4", "tools/list", nil},
+		{int64(5), "ping", json.RawMessage(`{}`)},
+		{"h6", "tools/call", callParams{Name: "bad\xffutf8", Arguments: json.RawMessage(`{}`)}},
+	} {
+		got, err := appendRequest(nil, tc.id, tc.method, tc.params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(tc.id), Method: tc.method, Params: tc.params})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a, b any
+		if json.Unmarshal(got, &a) != nil || json.Unmarshal(want, &b) != nil {
+			t.Fatalf("not JSON: %s / %s", got, want)
+		}
+		ja, _ := json.Marshal(a)
+		jb, _ := json.Marshal(b)
+		if !bytes.Equal(ja, jb) {
+			t.Errorf("appendRequest = %s\nencoding/json  %s", got, want)
+		}
+	}
+}
