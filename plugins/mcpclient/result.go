@@ -52,7 +52,11 @@ func mapResult(raw json.RawMessage, rawName string) (mapped, error) {
 		case "text":
 			parts = append(parts, b.Text)
 		case "image", "audio":
-			p := fmt.Sprintf("[%s: %s, content discarded]", b.Type, b.MimeType)
+			mime := b.MimeType
+			if mime == "" {
+				mime = "unknown" // the server left it out
+			}
+			p := fmt.Sprintf("[%s: %s, content discarded]", b.Type, mime)
 			parts = append(parts, p)
 			out.Discarded = append(out.Discarded, p)
 		case "resource", "resource_link":

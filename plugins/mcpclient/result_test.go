@@ -25,7 +25,7 @@ func TestMapResult(t *testing.T) {
 		{name: "audio", raw: `{"content":[{"type":"audio","data":"UklGRg==","mimeType":"audio/wav"}]}`,
 			want: "[audio: audio/wav, content discarded]", discarded: []string{"[audio: audio/wav, content discarded]"}},
 		{name: "image without a mime type", raw: `{"content":[{"type":"image","data":""}]}`,
-			want: "[image: , content discarded]", discarded: []string{"[image: , content discarded]"}},
+			want: "[image: unknown, content discarded]", discarded: []string{"[image: unknown, content discarded]"}},
 		{name: "embedded resource", raw: `{"content":[{"type":"resource","resource":{"uri":"file:///x","text":"secret file"}}]}`,
 			want: "[resource: content discarded]", discarded: []string{"[resource: content discarded]"}},
 		{name: "resource link", raw: `{"content":[{"type":"resource_link","uri":"file:///x","name":"x"}]}`,

@@ -63,9 +63,10 @@ type supervisor struct {
 	syncMu sync.Mutex // serializes registry swaps with TakeOver
 
 	mu         sync.Mutex
-	sess       *session      // the session calls use; nil while there is none
-	last       *session      // the latest session made, for status (stderr, pid)
-	changed    chan struct{} // closed and replaced at every change of sess, gaveUp, successor
+	sess       *session                    // the session calls use; nil while there is none
+	closeSess  func(context.Context) error // closes sess, once
+	last       *session                    // the latest session made, for status (stderr, pid)
+	changed    chan struct{}               // closed and replaced at every change of sess, gaveUp, successor
 	gaveUp     error
 	phase      string
 	attempt    int
@@ -230,14 +231,16 @@ func (s *supervisor) connect(life context.Context) (*session, []rawTool, error) 
 	return sess, list, nil
 }
 
-// install makes sess the session calls use, and closes it when the
-// instance is disposed.
+// install makes sess the session calls use; it is closed when it is lost
+// (recover) or the instance is disposed, whichever comes first.
 func (s *supervisor) install(sess *session) {
-	if _, err := s.ctx.Defer("close the connection", func(context.Context) error { return sess.close() }); err != nil {
+	release, err := s.ctx.Defer("close the connection", func(context.Context) error { return sess.close() })
+	if err != nil {
 		return // disposed meanwhile: the disposer ran already
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.closeSess = release
 	s.sess, s.since, s.phase = sess, time.Now(), "connected"
 	s.attempt, s.nextTry, s.lastErr = 0, time.Time{}, ""
 	s.bumpLocked()
@@ -254,6 +257,8 @@ func (s *supervisor) recover(life context.Context, lost *session) *session {
 	s.mu.Lock()
 	retired := s.successor != nil
 	stable := time.Since(s.since) >= cfg.Reconnect.stable()
+	closeLost := s.closeSess
+	s.closeSess = nil
 	s.sess = nil
 	s.bumpLocked()
 	s.lastErr = reason.Error()
@@ -261,6 +266,9 @@ func (s *supervisor) recover(life context.Context, lost *session) *session {
 		s.attempt = 0
 	}
 	s.mu.Unlock()
+	if closeLost != nil {
+		_ = closeLost(context.Background()) // its process is gone: the ladder is quick
+	}
 	if retired {
 		// A successor serves: calls that still reach us go there.
 		s.setPhase("lost")

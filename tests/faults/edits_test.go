@@ -562,3 +562,71 @@ func mapsEqual[K comparable, V comparable](a, b map[K]V) bool {
 	}
 	return true
 }
+
+// Row 12a: an edit storm — 100 edits of one entry's arguments, one in five
+// invalid — while 16 callers call that entry's tool without pause: every
+// call answers (make before break: the old instance serves until the new
+// one takes over), every invalid edit is refused, and the last valid edit
+// is the one that serves. (bench's leak soak checks that 1 000 such swaps
+// leave no process, goroutine or descriptor behind.)
+func TestEditStormMakesNoCallFail(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	pidFile := w.pidFile("storm")
+	entry := func(i int) string {
+		return cordis(fixtureEnt("storm", "storm", "--only", "echo,pid", "--pidfile", pidFile, "--name", fmt.Sprintf("v%d", i)))
+	}
+	w.mustLoad(entry(0))
+	w.Settle(30 * time.Second)
+
+	var calls, failed atomic.Int64
+	var first atomic.Value
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				res := w.Call("mcp__storm__echo", `{"message":"x"}`)
+				calls.Add(1)
+				if res.IsError || res.Text != "echo: x" {
+					failed.Add(1)
+					first.CompareAndSwap(nil, res.Text)
+				}
+			}
+		}()
+	}
+	refused := 0
+	for i := 1; i <= 100; i++ {
+		src := entry(i)
+		if i%5 == 0 {
+			src = strings.Replace(src, `"serverName"`, `"serverNam"`, 1) // an unknown key: refused
+		}
+		if err := w.Load(src); err != nil {
+			refused++
+			continue
+		}
+		if i%3 == 0 {
+			w.Settle(30 * time.Second) // some edits land on a settled entry, others on one still swapping
+		}
+	}
+	w.Settle(30 * time.Second)
+	close(stop)
+	wg.Wait()
+	if refused != 20 {
+		t.Errorf("%d edits refused, want 20", refused)
+	}
+	if n := failed.Load(); n > 0 {
+		t.Fatalf("%d of %d calls failed during the storm; the first: %q", n, calls.Load(), first.Load())
+	}
+	if st := w.status("storm"); st.Server == nil || st.Server.Name != "v99" {
+		t.Fatalf("the last valid edit does not serve: %+v", st.Server)
+	}
+	t.Logf("%d calls during 100 edits", calls.Load())
+}
