@@ -3,6 +3,7 @@ module github.com/harness-go/harness
 go 1.26.0
 
 require (
+	github.com/creack/pty v1.1.24
 	github.com/ergochat/readline v0.1.3
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/hashicorp/go-multierror v1.1.1
