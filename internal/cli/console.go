@@ -25,7 +25,7 @@ import (
 func run(ctx context.Context, o *options, env Env) error {
 	term, err := openTerminal(env)
 	if err != nil {
-		return err
+		fmt.Fprintf(env.Stderr, "harness: no line editor on this terminal (%s); reading plain lines\n", safe.Text(err.Error()))
 	}
 	if term != nil {
 		defer term.close()
@@ -54,6 +54,8 @@ func run(ctx context.Context, o *options, env Env) error {
 	defer func() { stopWatch(); <-watchDone }()
 
 	c := newConsole(hs, watcher, env.Signals)
+	// More commands and the plain-line handler (the agent's) join here:
+	// c.add, c.handlePlain.
 	// Settle before the first command, so a piped /tools sees the tools.
 	settled := make(chan struct{})
 	settleCtx, stopSettle := context.WithCancel(ctx)

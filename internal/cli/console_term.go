@@ -50,7 +50,8 @@ var _ lineSource = (*terminal)(nil)
 
 // openTerminal returns the console's terminal, or nil when stdin is not a
 // terminal the line editor can drive (a pipe, a file, TERM=dumb, a test's
-// stream): the console then reads plain lines.
+// stream) or the editor could not start (the error says why): the console
+// then reads plain lines.
 func openTerminal(env Env) (*terminal, error) {
 	if !env.StdinTTY || !env.StderrTTY || env.Stdin != io.Reader(os.Stdin) {
 		return nil, nil

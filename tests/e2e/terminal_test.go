@@ -119,7 +119,40 @@ const (
 	ctrlD    = "\x04"
 	ctrlR    = "\x12"
 	ctrlU    = "\x15"
+	ctrlA    = "\x01"
+	ctrlB    = "\x02"
+	ctrlE    = "\x05"
+	ctrlK    = "\x0b"
+	ctrlW    = "\x17"
 )
+
+// The editing keys the README lists do what it says.
+func TestTerminalEditingKeys(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeConfig(t, dir, echoEntry)
+	s := startTTY(t, runConfig{dir: dir, env: []string{"XDG_STATE_HOME=" + t.TempDir()}})
+	s.prompt("")
+	for _, step := range []struct{ keys, line string }{
+		{"message\"world\"}", `message"world"}`},
+		{ctrlA + `/call echo {"`, `/call echo {"message"world"}`},
+		{ctrlE + ctrlW, `/call echo {"message"`},
+		{`:"hello"}`, `/call echo {"message":"hello"}`},
+		{ctrlA + ctrlK, ``},
+		{`junk /call echo {"message":"edited"}`, `junk /call echo {"message":"edited"}`},
+		{ctrlE + strings.Repeat(ctrlB, len(`/call echo {"message":"edited"}`)) + ctrlU, `/call echo {"message":"edited"}`},
+	} {
+		s.keys(step.keys)
+		s.prompt(step.line)
+	}
+	s.keys(keyEnter)
+	s.waitLines("edited", 1)
+	s.prompt("")
+	s.keys(ctrlD)
+	if code := s.waitExit(); code != 0 {
+		t.Fatalf("Ctrl-D: exit code %d\n%s", code, s.scr)
+	}
+}
 
 // Completion of a tool name from the live registry, a call, Up to recall
 // it, Ctrl-R to find it; the history is kept under $XDG_STATE_HOME for the
