@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/harness-go/harness/internal/safe"
@@ -19,7 +20,11 @@ func (c *console) builtins() []*command {
 		}},
 		{name: "/call", args: "NAME [JSON]", help: "call a tool", complete: hs.tools.Names, run: c.call},
 		{name: "/status", help: "show every entry", run: func(context.Context, string) error {
-			writeStatusText(hs.env.secrets.Writer(c.stdout()), hs.host.Snapshot(), hs.tools)
+			// Entry ids may hold characters that drive a terminal (a
+			// bidi override is a valid id): escape the whole text.
+			var b strings.Builder
+			writeStatusText(&b, hs.host.Snapshot(), hs.tools)
+			io.WriteString(c.stdout(), safe.Text(hs.env.secrets.Redact(b.String())))
 			return nil
 		}},
 		{name: "/restart", args: "ID", help: "restart an entry", complete: c.entryIDs, run: func(ctx context.Context, id string) error {

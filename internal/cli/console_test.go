@@ -241,8 +241,11 @@ func TestConsoleLineTooLong(t *testing.T) {
 // escaped: nothing typed or returned can drive the terminal.
 func TestConsoleEscapesWhatItEchoes(t *testing.T) {
 	t.Parallel()
-	s := start(t, "- id: echo\n  name: echo\n", false)
+	// A bidi override is a valid entry id.
+	s := start(t, "- id: \"e\\u202ecko\"\n  name: echo\n", false)
 	for _, line := range []string{
+		"/status",
+		"/restart e\u202ecko",
 		"/restart \x1b[2Jecho",
 		"/frob\x1b]0;title\x07",
 		"/call \x1b[31mred {}",
@@ -256,8 +259,13 @@ func TestConsoleEscapesWhatItEchoes(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	for _, w := range []*lines{s.out, s.errOut} {
-		if strings.Contains(w.String(), "\x1b") {
+		if strings.ContainsAny(w.String(), "\x1b\u202e") {
 			t.Errorf("a raw escape reached the output:\n%q", w)
+		}
+	}
+	for _, want := range []string{`e\u202ecko  echo  ready`, `restarting e\u202ecko`} {
+		if !strings.Contains(s.out.String(), want) {
+			t.Errorf("stdout lacks %q:\n%s", want, s.out)
 		}
 	}
 	for _, want := range []string{`restart "\x1b[2Jecho": unknown entry`, `unknown command "/frob\x1b]0;title\a"`, `unknown tool "\x1b[31mred"`, "not valid JSON", `unknown command "plain"`} {
