@@ -56,6 +56,7 @@ func run(ctx context.Context, o *options, env Env) error {
 	c := newConsole(hs, watcher, env.Signals)
 	// More commands and the plain-line handler (the agent's) join here:
 	// c.add, c.handlePlain.
+
 	// Settle before the first command, so a piped /tools sees the tools.
 	settled := make(chan struct{})
 	settleCtx, stopSettle := context.WithCancel(ctx)
@@ -77,7 +78,7 @@ func run(ctx context.Context, o *options, env Env) error {
 	if term != nil {
 		// The configuration is loaded: its secrets are known, and the
 		// history can drop the lines that hold one.
-		term.start(c, openHistory(historyPath(env.Lookup), env.secrets, hs.log))
+		term.start(c, openHistory(historyPath(env.Lookup), hs.host.Secrets(), hs.log))
 		in = term
 	} else {
 		in = newLineReader(env.Stdin, maxLine, c.promptFunc())
