@@ -3,6 +3,8 @@ module github.com/harness-go/harness
 go 1.26.0
 
 require (
+	github.com/creack/pty v1.1.24
+	github.com/ergochat/readline v0.1.3
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/hashicorp/go-multierror v1.1.1
 	github.com/mark3labs/mcp-go v1.2.1
@@ -17,6 +19,6 @@ require (
 	github.com/hashicorp/errwrap v1.0.0 // indirect
 	github.com/spf13/cast v1.7.1 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
-	golang.org/x/sys v0.13.0 // indirect
+	golang.org/x/sys v0.15.0 // indirect
 	golang.org/x/text v0.14.0 // indirect
 )

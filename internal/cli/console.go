@@ -1,32 +1,36 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"sort"
 	"strings"
 	"syscall"
+	"unicode"
 
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/internal/safe"
 )
 
-const consoleHelp = `commands:
-  /tools              list the tools
-  /call NAME [JSON]   call a tool
-  /status             show every entry
-  /restart ID         restart an entry
-  /reload             re-read cordis.yml now
-  /help               this list
-  /quit               shut down
-`
-
 // run is `harness run`: boot, settle, watch cordis.yml, serve the console.
 // It returns nil (exit 0) when told to stop, whatever state entries are in.
+//
+// On a terminal the console owns the screen from the start: every line the
+// harness prints (logs, progress, events, results) goes through its writers,
+// which print above the prompt and redraw the line being typed.
 func run(ctx context.Context, o *options, env Env) error {
+	term, err := openTerminal(env)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "harness: no line editor on this terminal (%s); reading plain lines\n", safe.Text(err.Error()))
+	}
+	if term != nil {
+		defer term.close()
+		env.Stdout, env.Stderr = term.stdout, env.secrets.Writer(term.stderr)
+	}
 	hs, f, err := boot(o, env)
 	if err != nil {
 		return err
@@ -49,16 +53,18 @@ func run(ctx context.Context, o *options, env Env) error {
 	}()
 	defer func() { stopWatch(); <-watchDone }()
 
-	c := &console{hs: hs, watcher: watcher, signals: env.Signals}
+	c := newConsole(hs, watcher, env.Signals)
+	// More commands and the plain-line handler (the agent's) join here:
+	// c.add, c.handlePlain.
+
 	// Settle before the first command, so a piped /tools sees the tools.
 	settled := make(chan struct{})
 	settleCtx, stopSettle := context.WithCancel(ctx)
 	go func() { hs.settle(settleCtx); close(settled) }()
-	var timedOut bool
 	quit := c.waitOrSignal(settled, stopSettle)
 	stopSettle()
 	<-settled
-	timedOut = !host.AllSettled(hs.host.Snapshot())
+	timedOut := !host.AllSettled(hs.host.Snapshot())
 	if quit {
 		return nil
 	}
@@ -67,14 +73,171 @@ func run(ctx context.Context, o *options, env Env) error {
 		hs.reportProblems(timedOut)
 	}
 	rep.eventsFollow()
-	return c.serve(ctx, env.Stdin)
+
+	var in lineSource
+	if term != nil {
+		// The configuration is loaded: its secrets are known, and the
+		// history can drop the lines that hold one.
+		term.start(c, openHistory(historyPath(env.Lookup), hs.host.Secrets(), hs.log))
+		in = term
+	} else {
+		in = newLineReader(env.Stdin, maxLine, c.promptFunc())
+	}
+	return c.serve(ctx, in)
 }
 
-// console reads commands and runs them one at a time.
+// maxLine bounds one console line (a pasted block included): a longer
+// line is refused with an error, and the console goes on.
+const maxLine = 16 << 20
+
+// errQuit, returned by a command, ends the console.
+var errQuit = errors.New("quit")
+
+// A command is one row of the console's command table: /help prints the
+// table, Tab completes its names and, through complete, its first
+// argument.
+type command struct {
+	name string // "/call"
+	args string // its arguments in /help, "NAME [JSON]"; "" if none
+	help string // one line in /help; "" hides the command (an alias)
+	// complete returns the values its first argument can take, read live
+	// (the tools registered now, the entries now); nil: no completion.
+	complete func() []string
+	// run runs the command with the rest of the line. It prints its
+	// results on the console's stdout; an error it returns is printed on
+	// stderr (escaped), and errQuit ends the console. ctx ends when the
+	// person presses Ctrl-C (on a terminal) or the console stops.
+	run func(ctx context.Context, args string) error
+	// cancelled is what Ctrl-C prints while it runs; "" means
+	// "<name> cancelled".
+	cancelled string
+}
+
+func (cmd *command) cancelMessage() string {
+	if cmd.cancelled != "" {
+		return cmd.cancelled
+	}
+	return strings.TrimPrefix(cmd.name, "/") + " cancelled"
+}
+
+// console reads lines and runs them one at a time: a line that starts with
+// "/" is a command from the table, any other line goes to the plain-line
+// handler (the agent, when one is configured).
 type console struct {
-	hs      *harness
-	watcher *host.Watcher
-	signals <-chan os.Signal
+	hs       *harness
+	watcher  *host.Watcher
+	signals  <-chan os.Signal
+	commands map[string]*command
+	order    []string // names as /help lists them
+	// plain handles the lines that are not commands. Its name and args
+	// are unused; by default it answers "unknown command".
+	plain *command
+}
+
+func newConsole(hs *harness, watcher *host.Watcher, signals <-chan os.Signal) *console {
+	c := &console{hs: hs, watcher: watcher, signals: signals, commands: map[string]*command{}}
+	for _, cmd := range c.builtins() {
+		c.add(cmd)
+	}
+	c.plain = &command{run: func(_ context.Context, line string) error {
+		word, _ := cutSpace(line)
+		return unknownCommand(word)
+	}}
+	return c
+}
+
+// add puts cmd in the table, replacing a command of the same name. /help
+// and /quit stay last in /help.
+func (c *console) add(cmd *command) {
+	last := func(name string) bool { return name == "/help" || name == "/quit" || name == "/exit" }
+	if _, ok := c.commands[cmd.name]; !ok {
+		i := len(c.order)
+		for i > 0 && !last(cmd.name) && last(c.order[i-1]) {
+			i--
+		}
+		c.order = slices.Insert(c.order, i, cmd.name)
+	}
+	c.commands[cmd.name] = cmd
+}
+
+// handlePlain sets the handler of the lines that are not commands.
+func (c *console) handlePlain(cmd *command) { c.plain = cmd }
+
+// stdout and stderr are the console's writers: on a terminal they print
+// above the prompt. stderr redacts secrets; stdout carries results as they
+// are.
+func (c *console) stdout() io.Writer { return c.hs.env.Stdout }
+func (c *console) stderr() io.Writer { return c.hs.env.Stderr }
+
+func unknownCommand(word string) error {
+	return fmt.Errorf("unknown command %q; /help lists the commands", word) // %q escapes
+}
+
+// cutSpace splits a line at its first white space (a pasted block may hold
+// a newline right after the command).
+func cutSpace(line string) (first, rest string) {
+	i := strings.IndexFunc(line, unicode.IsSpace)
+	if i < 0 {
+		return line, ""
+	}
+	return line[:i], strings.TrimSpace(line[i:])
+}
+
+// help is the text of /help.
+func (c *console) help() string {
+	var b strings.Builder
+	b.WriteString("commands:\n")
+	for _, name := range c.order {
+		cmd := c.commands[name]
+		if cmd.help == "" {
+			continue
+		}
+		usage := cmd.name
+		if cmd.args != "" {
+			usage += " " + cmd.args
+		}
+		fmt.Fprintf(&b, "  %-20s%s\n", usage, cmd.help)
+	}
+	return b.String()
+}
+
+// complete returns the completions of the text before the cursor: command
+// names at the start of a line, then the first argument of a command that
+// has a completer. word is the part of before the candidates replace.
+// A completed command that takes arguments ends with a space.
+func (c *console) complete(before string) (candidates []string, word string) {
+	i := strings.IndexFunc(before, unicode.IsSpace)
+	if i < 0 {
+		if before != "" && !strings.HasPrefix(before, "/") {
+			return nil, "" // a message, not a command
+		}
+		for _, name := range c.order {
+			cmd := c.commands[name]
+			if cmd.help != "" && strings.HasPrefix(name, before) {
+				if cmd.args != "" {
+					name += " "
+				}
+				candidates = append(candidates, name)
+			}
+		}
+		return candidates, before
+	}
+	cmd, ok := c.commands[before[:i]]
+	if !ok || cmd.complete == nil {
+		return nil, ""
+	}
+	word = strings.TrimLeftFunc(before[i:], unicode.IsSpace)
+	if strings.IndexFunc(word, unicode.IsSpace) >= 0 {
+		return nil, "" // past the first argument
+	}
+	for _, v := range cmd.complete() {
+		// A value that would not print as itself is not offered.
+		if strings.HasPrefix(v, word) && safe.Line(v) == v && v != "" {
+			candidates = append(candidates, v)
+		}
+	}
+	sort.Strings(candidates)
+	return candidates, word
 }
 
 // waitOrSignal waits for done; a signal meanwhile asks to quit (SIGHUP
@@ -95,133 +258,167 @@ func (c *console) waitOrSignal(done <-chan struct{}, cancel func()) bool {
 	}
 }
 
-func (c *console) serve(ctx context.Context, stdin io.Reader) error {
-	lines := make(chan string)
+// promptFunc prints the prompt before each line when stdin is a terminal
+// that the line editor does not drive; nil in a pipe.
+func (c *console) promptFunc() func() {
+	if !c.hs.env.StdinTTY {
+		return nil
+	}
+	return func() { fmt.Fprint(c.stderr(), "> ") }
+}
+
+// A lineSource gives the console its lines: the line editor on a terminal,
+// a plain reader otherwise.
+type lineSource interface {
+	// readLine returns the next line without its newline: io.EOF at the
+	// end, an *interrupt for Ctrl-C at the prompt, a *longLineError for a
+	// line over the bound (the source has skipped it and can go on).
+	readLine() (string, error)
+	// close ends a readLine in progress if the source can.
+	close()
+}
+
+// interrupt is Ctrl-C pressed at the prompt.
+type interrupt struct{ empty bool } // the line was empty
+
+func (*interrupt) Error() string { return "interrupt" }
+
+// longLineError is a line longer than the bound.
+type longLineError struct {
+	line int // 1-based line number, 0 if not counted
+	max  int
+}
+
+func (e *longLineError) Error() string {
+	where := "the line"
+	if e.line > 0 {
+		where = fmt.Sprintf("line %d", e.line)
+	}
+	return fmt.Sprintf("%s is longer than %s; skipped", where, sizeText(e.max))
+}
+
+func sizeText(n int) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// serve reads lines from in and runs them until /quit, EOF, a signal to
+// stop, or ctx ends.
+func (c *console) serve(ctx context.Context, in lineSource) error {
+	lines := make(chan readResult)
+	want := make(chan struct{}, 1)
 	stop := make(chan struct{})
-	defer close(stop)
 	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(stdin)
-		sc.Buffer(make([]byte, 64<<10), 16<<20)
-		for sc.Scan() {
+		for {
 			select {
-			case lines <- sc.Text():
+			case <-want:
+			case <-stop:
+				return
+			}
+			line, err := in.readLine()
+			select {
+			case lines <- readResult{line, err}:
 			case <-stop:
 				return
 			}
 		}
 	}()
+	defer func() { close(stop); in.close() }()
+
+	armed := false // Ctrl-C at an empty prompt: a second one quits
 	for {
-		c.prompt()
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				return nil // EOF: the command in flight is done; shut down
-			}
-			if c.exec(ctx, strings.TrimSpace(line)) {
+		want <- struct{}{}
+		var res readResult
+	wait:
+		for {
+			select {
+			case res = <-lines:
+				break wait
+			case s := <-c.signals:
+				if s == syscall.SIGHUP {
+					c.watcher.Reload()
+					continue
+				}
+				return nil
+			case <-ctx.Done():
 				return nil
 			}
-		case s := <-c.signals:
-			if s == syscall.SIGHUP {
-				c.watcher.Reload()
-				continue
+		}
+		var intr *interrupt
+		var long *longLineError
+		switch {
+		case res.err == nil:
+		case errors.Is(res.err, io.EOF):
+			return nil // the command in flight is done; shut down
+		case errors.As(res.err, &intr):
+			if intr.empty && armed {
+				return nil
 			}
+			armed = intr.empty
+			if armed {
+				fmt.Fprintln(c.stderr(), "press Ctrl-C again to quit (or Ctrl-D, or /quit)")
+			}
+			continue
+		case errors.As(res.err, &long):
+			armed = false
+			fmt.Fprintln(c.stderr(), long.Error())
+			continue
+		default:
+			fmt.Fprintln(c.stderr(), "reading the console: "+safe.Text(res.err.Error()))
 			return nil
-		case <-ctx.Done():
+		}
+		armed = false
+		if c.exec(ctx, strings.TrimSpace(res.line)) {
 			return nil
 		}
 	}
 }
 
-func (c *console) prompt() {
-	if c.hs.env.StdinTTY {
-		fmt.Fprint(c.hs.env.Stderr, "> ")
-	}
+type readResult struct {
+	line string
+	err  error
 }
 
-// exec runs one command line and reports whether to quit.
+// exec runs one line until it ends, handling the signals that arrive
+// meanwhile, and reports whether to quit. On a terminal SIGINT (Ctrl-C)
+// cancels the command; in a pipe it cancels the command and quits.
 func (c *console) exec(ctx context.Context, line string) (quit bool) {
-	hs := c.hs
-	out, errOut := hs.env.Stdout, hs.env.Stderr
 	if line == "" {
 		return false
 	}
-	cmd, rest, _ := strings.Cut(line, " ")
-	rest = strings.TrimSpace(rest)
-	switch cmd {
-	case "/quit", "/exit":
-		return true
-	case "/help":
-		fmt.Fprint(out, consoleHelp)
-	case "/tools":
-		writeTools(out, hs.tools, rest == "--json")
-	case "/status":
-		writeStatusText(hs.env.secrets.Writer(out), hs.host.Snapshot(), hs.tools)
-	case "/restart":
-		if rest == "" {
-			fmt.Fprintln(errOut, "usage: /restart ID")
-			return false
+	cmd, args := c.plain, line
+	if strings.HasPrefix(line, "/") {
+		var name string
+		name, args = cutSpace(line)
+		var ok bool
+		if cmd, ok = c.commands[name]; !ok {
+			cmd = &command{run: func(context.Context, string) error { return unknownCommand(name) }}
 		}
-		if err := hs.host.Restart(ctx, rest); err != nil {
-			fmt.Fprintln(errOut, "restart: "+safe.Text(err.Error()))
-			return false
-		}
-		fmt.Fprintf(out, "restarting %s\n", rest)
-	case "/reload":
-		if _, err := hs.host.LoadFile(ctx, hs.o.config, true); err != nil {
-			// The refusal is reported as an event, with the problems.
-			return false
-		}
-	case "/call":
-		return c.call(ctx, rest)
-	default:
-		fmt.Fprintf(errOut, "unknown command %q; /help lists the commands\n", safe.Line(cmd))
 	}
-	return false
-}
-
-// call runs /call NAME [JSON]. On a terminal, SIGINT cancels the call; in a
-// pipe it cancels the call and quits.
-func (c *console) call(ctx context.Context, rest string) (quit bool) {
-	hs := c.hs
-	name, args, _ := strings.Cut(rest, " ")
-	if name == "" {
-		fmt.Fprintln(hs.env.Stderr, "usage: /call NAME [JSON]")
-		return false
-	}
-	var argv []string
-	if a := strings.TrimSpace(args); a != "" {
-		argv = []string{a}
-	}
-	raw, err := readArgs(argv, strings.NewReader(""), hs.env.Stderr)
-	if err != nil {
-		var ee *exitError
-		if errors.As(err, &ee) {
-			fmt.Fprintln(hs.env.Stderr, ee.msg)
-		}
-		return false
-	}
-	if _, ok := hs.tools.Lookup(name); !ok {
-		fmt.Fprintf(hs.env.Stderr, "unknown tool %q; /tools lists them\n", safe.Line(name))
-		return false
-	}
-	callCtx, cancel := context.WithCancel(ctx)
+	cmdCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		writeResult(hs.env.Stdout, hs.tools.Execute(callCtx, name, raw), false)
-	}()
+	done := make(chan error, 1)
+	go func() { done <- cmd.run(cmdCtx, args) }()
 	for {
 		select {
-		case <-done:
+		case err := <-done:
+			switch {
+			case errors.Is(err, errQuit):
+				return true
+			case err == nil, cmdCtx.Err() != nil && errors.Is(err, context.Canceled):
+			default:
+				fmt.Fprintln(c.stderr(), safe.Text(err.Error()))
+			}
 			return quit
 		case s := <-c.signals:
 			switch {
 			case s == syscall.SIGHUP:
 				c.watcher.Reload()
-			case s == os.Interrupt && hs.env.StdinTTY:
-				fmt.Fprintln(hs.env.Stderr, "call cancelled")
+			case s == os.Interrupt && c.hs.env.StdinTTY:
+				// The terminal echoed ^C where the cursor was.
+				fmt.Fprintln(c.stderr(), "\n"+cmd.cancelMessage())
 				cancel()
 			default:
 				cancel()

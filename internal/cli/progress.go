@@ -99,7 +99,7 @@ func (r *reporter) event(ev host.Event) {
 	if r.plain {
 		if line := r.describe(ev); line != "" {
 			r.clear()
-			r.hs.note("info", line)
+			r.hs.note("info", safe.Text(line))
 		}
 		return
 	}

@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/harness-go/harness/internal/safe"
+)
+
+// builtins are the console's own commands, in the order /help lists them.
+func (c *console) builtins() []*command {
+	hs := c.hs
+	return []*command{
+		{name: "/tools", help: "list the tools", run: func(_ context.Context, args string) error {
+			writeTools(c.stdout(), hs.tools, args == "--json")
+			return nil
+		}},
+		{name: "/call", args: "NAME [JSON]", help: "call a tool", complete: hs.tools.Names, run: c.call},
+		{name: "/status", help: "show every entry", run: func(context.Context, string) error {
+			// Entry ids may hold characters that drive a terminal (a
+			// bidi override is a valid id): escape the whole text.
+			var b strings.Builder
+			writeStatusText(&b, hs.host.Snapshot(), hs.tools)
+			io.WriteString(c.stdout(), safe.Text(hs.env.secrets.Redact(b.String())))
+			return nil
+		}},
+		{name: "/restart", args: "ID", help: "restart an entry", complete: c.entryIDs, run: func(ctx context.Context, id string) error {
+			if id == "" {
+				return errors.New("usage: /restart ID")
+			}
+			if err := hs.host.Restart(ctx, id); err != nil {
+				return fmt.Errorf("restart: %w", err)
+			}
+			fmt.Fprintf(c.stdout(), "restarting %s\n", safe.Line(id))
+			return nil
+		}},
+		{name: "/reload", help: "re-read cordis.yml now", run: func(ctx context.Context, _ string) error {
+			// A refusal is reported as an event, with the problems.
+			_, _ = hs.host.LoadFile(ctx, hs.o.config, true)
+			return nil
+		}},
+		{name: "/help", help: "this list", run: func(context.Context, string) error {
+			fmt.Fprint(c.stdout(), c.help())
+			return nil
+		}},
+		{name: "/quit", help: "shut down", run: func(context.Context, string) error { return errQuit }},
+		{name: "/exit", run: func(context.Context, string) error { return errQuit }},
+	}
+}
+
+// entryIDs are the ids of the entries now, for completion.
+func (c *console) entryIDs() []string {
+	snap := c.hs.host.Snapshot()
+	ids := make([]string, len(snap))
+	for i, e := range snap {
+		ids[i] = e.ID
+	}
+	return ids
+}
+
+// call runs /call NAME [JSON] until the result is printed or ctx ends.
+func (c *console) call(ctx context.Context, rest string) error {
+	hs := c.hs
+	name, args := cutSpace(rest)
+	if name == "" {
+		return errors.New("usage: /call NAME [JSON]")
+	}
+	var argv []string
+	if args != "" {
+		argv = []string{args}
+	}
+	raw, err := readArgs(argv, strings.NewReader(""), c.stderr())
+	if err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return errors.New(ee.msg)
+		}
+		return err
+	}
+	if _, ok := hs.tools.Lookup(name); !ok {
+		return fmt.Errorf("unknown tool %q; /tools lists them", name) // %q escapes
+	}
+	writeResult(c.stdout(), hs.tools.Execute(ctx, name, raw), false)
+	return nil
+}

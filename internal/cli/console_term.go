@@ -1,0 +1,225 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/ergochat/readline"
+)
+
+// terminal is the console on a terminal: a line editor with history,
+// completion and bracketed paste, and the writers that print above its
+// prompt. docs/rfc/0006-console.md says why ergochat/readline.
+//
+// The editor works on the process's own terminal (file descriptors 0 for
+// the keys, 2 for the prompt; it switches descriptor 0 to raw mode while a
+// prompt is up), so openTerminal only returns one when Env.Stdin is
+// os.Stdin and both it and stderr are terminals.
+//
+// Lifecycle:
+//
+//  1. openTerminal, before anything prints: stdout and stderr, which the
+//     harness prints through from then on.
+//  2. start, once the configuration is loaded: the console for completion,
+//     and the history (whose rules need the configuration's secrets).
+//  3. readLine, one at a time, from the console's reading goroutine.
+//  4. close, from any goroutine, idempotent: ends a readLine in progress,
+//     waits for it, and leaves the terminal as it found it.
+type terminal struct {
+	rl     *readline.Instance
+	stdout io.Writer // above the prompt when stdout is the same terminal
+	stderr io.Writer // above the prompt; the caller redacts
+
+	console *console
+	hist    *history
+	edited  int // runes in the line being edited, as the listener last saw it
+
+	mu        sync.Mutex
+	closed    bool
+	reading   sync.WaitGroup
+	lineStart bool // the last byte printed ended a line
+	pasteOn   bool // bracketed paste was asked for
+}
+
+var _ lineSource = (*terminal)(nil)
+
+// openTerminal returns the console's terminal, or nil when stdin is not a
+// terminal the line editor can drive (a pipe, a file, TERM=dumb, a test's
+// stream) or the editor could not start (the error says why): the console
+// then reads plain lines.
+func openTerminal(env Env) (*terminal, error) {
+	if !env.StdinTTY || !env.StderrTTY || env.Stdin != io.Reader(os.Stdin) {
+		return nil, nil
+	}
+	if term, _ := env.Lookup("TERM"); term == "dumb" {
+		return nil, nil
+	}
+	t := &terminal{lineStart: true}
+	rl, err := readline.NewFromConfig(&readline.Config{
+		Prompt:                 "> ",
+		HistoryLimit:           historyLimit,
+		DisableAutoSaveHistory: true, // the console decides (history.keeps)
+		HistorySearchFold:      true,
+		AutoComplete:           completer{t},
+		Listener:               t.listen,
+		Painter:                paintMarks,
+		Stdin:                  newPasteFilter(os.Stdin),
+		// The editor draws on stderr. Instance.Stderr() is the one other
+		// writer that prints above its prompt, so its target is stdout.
+		Stdout: os.Stderr,
+		Stderr: os.Stdout,
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Bracketed paste is on while a prompt is up, never while a command
+	// runs nor after the harness exits.
+	cfg := rl.GetConfig()
+	makeRaw, exitRaw := cfg.FuncMakeRaw, cfg.FuncExitRaw
+	cfg.FuncMakeRaw = func() error {
+		err := makeRaw()
+		t.mu.Lock()
+		t.pasteOn = true
+		t.mu.Unlock()
+		io.WriteString(os.Stderr, pasteOn)
+		return err
+	}
+	cfg.FuncExitRaw = func() error {
+		t.mu.Lock()
+		on := t.pasteOn
+		t.pasteOn = false
+		t.mu.Unlock()
+		if on {
+			io.WriteString(os.Stderr, pasteOff)
+		}
+		return exitRaw()
+	}
+	if err := rl.SetConfig(cfg); err != nil {
+		rl.Close()
+		return nil, err
+	}
+	t.rl = rl
+	t.stderr = screenWriter{t, rl.Stdout()}
+	t.stdout = env.Stdout
+	if isTerminal(os.Stdout) && env.Stdout == io.Writer(os.Stdout) {
+		t.stdout = screenWriter{t, rl.Stderr()}
+	}
+	return t, nil
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// start gives the editor the console (completion) and the history.
+func (t *terminal) start(c *console, h *history) {
+	t.console, t.hist = c, h
+	for _, e := range h.entries {
+		t.rl.SaveToHistory(toEditor(e))
+	}
+}
+
+// screenWriter prints through the editor: above the prompt while one is
+// up, and remembers whether the screen is at the start of a line.
+type screenWriter struct {
+	t *terminal
+	w io.Writer
+}
+
+func (s screenWriter) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	if len(p) > 0 {
+		s.t.mu.Lock()
+		// A line ended, or a line cleared in place (the live progress
+		// line, progress.go).
+		s.t.lineStart = bytes.HasSuffix(p, []byte("\n")) || bytes.HasSuffix(p, []byte("\r\x1b[K"))
+		s.t.mu.Unlock()
+	}
+	return n, err
+}
+
+// listen sees the line after every key: Ctrl-C needs to know whether it
+// was empty.
+func (t *terminal) listen(line []rune, pos int, _ rune) ([]rune, int, bool) {
+	t.edited = len(line)
+	return nil, 0, false
+}
+
+func (t *terminal) readLine() (string, error) {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return "", io.EOF
+	}
+	t.reading.Add(1)
+	fresh := t.lineStart
+	t.mu.Unlock()
+	defer t.reading.Done()
+	if !fresh {
+		// Text without a newline (a streamed answer) ends its line
+		// before the prompt.
+		io.WriteString(t.stderr, "\n")
+	}
+	line, err := t.rl.ReadLine()
+	switch {
+	case errors.Is(err, readline.ErrInterrupt):
+		return "", &interrupt{empty: t.edited == 0}
+	case err != nil:
+		return "", err
+	}
+	text := fromEditor(line)
+	if len(text) > maxLine {
+		return "", &longLineError{max: maxLine}
+	}
+	switch {
+	case t.hist.add(text):
+		t.rl.SaveToHistory(line)
+	case strings.TrimSpace(text) != "":
+		// Not kept (a secret, a leading space): the editor may still
+		// point at the entry the line was recalled from. Start it over
+		// from the kept entries.
+		t.rl.ResetHistory()
+		for _, e := range t.hist.entries {
+			t.rl.SaveToHistory(toEditor(e))
+		}
+	}
+	return text, nil
+}
+
+// close ends a readLine in progress and restores the terminal. It may be
+// called more than once, from any goroutine.
+func (t *terminal) close() {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return
+	}
+	t.closed = true
+	t.mu.Unlock()
+	t.rl.Close()
+	t.reading.Wait()
+}
+
+// completer adapts console.complete to the editor, which wants the
+// candidates' remainders after the word being completed.
+type completer struct{ t *terminal }
+
+func (a completer) Do(line []rune, pos int) ([][]rune, int) {
+	c := a.t.console
+	if c == nil {
+		return nil, 0
+	}
+	candidates, word := c.complete(string(line[:pos]))
+	n := utf8.RuneCountInString(word)
+	out := make([][]rune, len(candidates))
+	for i, cand := range candidates {
+		out[i] = []rune(cand)[n:]
+	}
+	return out, n
+}

@@ -1,0 +1,330 @@
+package e2e
+
+// The console on a real pseudo-terminal, as a person meets it: the line
+// editor, completion, history, output arriving while a line is typed,
+// bracketed paste, Ctrl-C and Ctrl-D. The screen is read through a small
+// terminal emulator (screen_test.go), which also answers the editor's
+// cursor position queries as a terminal does.
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// ttySession is `harness run` on a pseudo-terminal: stdin, stdout and
+// stderr are its slave side, as in a terminal window.
+type ttySession struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	pty    *os.File
+	scr    *screen
+	exited chan struct{}
+	code   int
+}
+
+func startTTY(t *testing.T, rc runConfig, args ...string) *ttySession {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	cmd := exec.CommandContext(ctx, harnessBin, args...)
+	cmd.Dir = rc.dir
+	cmd.Env = environ(append([]string{"TERM=xterm"}, rc.env...), rc.unset)
+	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 200})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	s := &ttySession{t: t, cmd: cmd, pty: ptmx, scr: newScreen(200, 40, ptmx), exited: make(chan struct{})}
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		buf := make([]byte, 4096)
+		for {
+			n, err := ptmx.Read(buf)
+			s.scr.Write(buf[:n])
+			if err != nil {
+				s.scr.close()
+				return
+			}
+		}
+	}()
+	go func() {
+		defer close(s.exited)
+		err := cmd.Wait()
+		s.code = -1
+		if err == nil {
+			s.code = 0
+		} else if ee, ok := err.(*exec.ExitError); ok {
+			s.code = ee.ExitCode()
+		}
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-s.exited:
+		default:
+			cmd.Process.Kill()
+			<-s.exited
+		}
+		ptmx.Close()
+		<-readDone
+		cancel()
+		checkNoRace(t, s.scr.raw.String())
+	})
+	return s
+}
+
+// keys types text into the terminal.
+func (s *ttySession) keys(text string) {
+	s.t.Helper()
+	if _, err := s.pty.Write([]byte(text)); err != nil {
+		s.t.Fatalf("typing %q: %v\n%s", text, err, s.scr)
+	}
+}
+
+// prompt waits until the cursor's row reads "> " followed by typed.
+func (s *ttySession) prompt(typed string) view {
+	s.t.Helper()
+	want := strings.TrimRight("> "+typed, " ")
+	return s.scr.waitFor(s.t, "the prompt "+want, func(v view) bool { return v.line() == want })
+}
+
+// waitLines waits until n rows of the screen read exactly text.
+func (s *ttySession) waitLines(text string, n int) view {
+	s.t.Helper()
+	return s.scr.waitFor(s.t, "the line "+text, func(v view) bool { return v.count(text) >= n })
+}
+
+func (s *ttySession) waitExit() int {
+	s.t.Helper()
+	select {
+	case <-s.exited:
+		return s.code
+	case <-time.After(waitTimeout):
+		s.t.Fatalf("the harness did not exit within %s\n%s", waitTimeout, s.scr)
+		return -1
+	}
+}
+
+const (
+	keyUp    = "\x1b[A"
+	keyEnter = "\r"
+	keyTab   = "\t"
+	ctrlC    = "\x03"
+	ctrlD    = "\x04"
+	ctrlR    = "\x12"
+	ctrlU    = "\x15"
+	ctrlA    = "\x01"
+	ctrlB    = "\x02"
+	ctrlE    = "\x05"
+	ctrlK    = "\x0b"
+	ctrlW    = "\x17"
+)
+
+// The editing keys the README lists do what it says.
+func TestTerminalEditingKeys(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeConfig(t, dir, echoEntry)
+	s := startTTY(t, runConfig{dir: dir, env: []string{"XDG_STATE_HOME=" + t.TempDir()}})
+	s.prompt("")
+	for _, step := range []struct{ keys, line string }{
+		{"message\"world\"}", `message"world"}`},
+		{ctrlA + `/call echo {"`, `/call echo {"message"world"}`},
+		{ctrlE + ctrlW, `/call echo {"message"`},
+		{`:"hello"}`, `/call echo {"message":"hello"}`},
+		{ctrlA + ctrlK, ``},
+		{`junk /call echo {"message":"edited"}`, `junk /call echo {"message":"edited"}`},
+		{ctrlE + strings.Repeat(ctrlB, len(`/call echo {"message":"edited"}`)) + ctrlU, `/call echo {"message":"edited"}`},
+	} {
+		s.keys(step.keys)
+		s.prompt(step.line)
+	}
+	s.keys(keyEnter)
+	s.waitLines("edited", 1)
+	s.prompt("")
+	s.keys(ctrlD)
+	if code := s.waitExit(); code != 0 {
+		t.Fatalf("Ctrl-D: exit code %d\n%s", code, s.scr)
+	}
+}
+
+// Completion of a tool name from the live registry, a call, Up to recall
+// it, Ctrl-R to find it; the history is kept under $XDG_STATE_HOME for the
+// next session, without the line that held a secret.
+func TestTerminalCompletionAndHistory(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	state := t.TempDir()
+	const token = "e2e-console-secret-0451"
+	rc := runConfig{dir: dir, env: []string{"XDG_STATE_HOME=" + state, "E2E_CONSOLE_TOKEN=" + token}}
+	writeConfig(t, dir, echoEntry+stdioEntry("demo", "mcp-client", "demo", demoBin))
+	s := startTTY(t, rc)
+
+	s.prompt("")
+	s.keys("/call mcp__demo__ca")
+	s.prompt("/call mcp__demo__ca")
+	s.keys(keyTab)
+	s.prompt("/call mcp__demo__calc")
+	s.keys(` {"expression":"6*7"}` + keyEnter)
+	s.waitLines("42", 1)
+	s.prompt("")
+
+	s.keys(keyUp)
+	s.prompt(`/call mcp__demo__calc {"expression":"6*7"}`)
+	s.keys(keyEnter)
+	s.waitLines("42", 2)
+	s.prompt("")
+
+	// A line holding a known secret runs, and is never kept.
+	s.keys(`/call echo {"message":"` + token + `"}` + keyEnter)
+	s.waitLines(token, 1)
+	s.prompt("")
+	s.keys("/tools" + keyEnter)
+	s.waitLines("echo  Echo a message back unchanged.", 1)
+	s.prompt("")
+
+	// Ctrl-R finds the call behind the other lines.
+	s.keys(ctrlR + "calc")
+	s.scr.waitFor(t, "the call found by Ctrl-R", func(v view) bool {
+		return strings.Contains(strings.Join(v.lines, "\n"), `> /call mcp__demo__calc {"expression":"6*7"}`+"\nbck-i-search: calc")
+	})
+	s.keys(keyEnter)
+	s.waitLines("42", 3)
+	s.prompt("")
+	s.keys("/quit" + keyEnter)
+	if code := s.waitExit(); code != 0 {
+		t.Fatalf("/quit: exit code %d\n%s", code, s.scr)
+	}
+
+	b, err := os.ReadFile(filepath.Join(state, "harness", "history"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(b), "/call mcp__demo__calc {\"expression\":\"6*7\"}\n/tools\n/call mcp__demo__calc {\"expression\":\"6*7\"}\n/quit\n"; got != want {
+		t.Errorf("history file %q, want %q", got, want)
+	}
+
+	// The next session recalls the last lines.
+	s2 := startTTY(t, rc)
+	s2.prompt("")
+	s2.keys(keyUp)
+	s2.prompt("/quit")
+	s2.keys(keyUp)
+	s2.prompt(`/call mcp__demo__calc {"expression":"6*7"}`)
+	s2.keys(ctrlU + ctrlD)
+	if code := s2.waitExit(); code != 0 {
+		t.Fatalf("Ctrl-D: exit code %d\n%s", code, s2.scr)
+	}
+}
+
+// Events that arrive while a line is half typed print above the prompt,
+// and the line survives: it is redrawn below and still in the editor.
+// Bracketed paste makes a pasted block one line.
+func TestTerminalOutputAboveThePrompt(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	base := fixtureEntry("fx", "fx", "--only", "echo")
+	writeConfig(t, dir, base)
+	s := startTTY(t, runConfig{dir: dir, env: []string{"XDG_STATE_HOME=" + t.TempDir()}})
+
+	v := s.prompt("")
+	if !v.modes["2004"] {
+		t.Errorf("bracketed paste is not on at the prompt\n%s", s.scr)
+	}
+	s.keys("/call mcp__fx__ec")
+	s.prompt("/call mcp__fx__ec")
+	writeConfig(t, dir, base+fixtureEntry("fy", "fy", "--only", "echo"))
+	v = s.scr.waitFor(t, "the reload line above the half-typed line", func(v view) bool {
+		return v.line() == "> /call mcp__fx__ec" && strings.Contains(strings.Join(v.above(), "\n"), "harness: reloaded: ")
+	})
+	if n := v.count("> /call mcp__fx__ec"); n != 1 {
+		t.Errorf("the half-typed line shows %d times\n%s", n, s.scr)
+	}
+	for _, l := range v.above() {
+		if strings.HasPrefix(l, "harness:") && strings.Contains(l, ">") {
+			t.Errorf("an event ran into the prompt: %q\n%s", l, s.scr)
+		}
+	}
+	// The line is still being edited: complete it and run it.
+	s.keys(keyTab + ` {"message":"survived"}` + keyEnter)
+	s.waitLines("echo: survived", 1)
+	s.prompt("")
+	s.waitLines("harness: fy ready (1 tools)", 1)
+
+	// A pasted block (a newline inside) is one line, run once.
+	s.keys("\x1b[200~/call mcp__fy__echo {\"message\":\n\"pasted\"}\x1b[201~")
+	s.prompt(`/call mcp__fy__echo {"message":↵"pasted"}`)
+	s.keys(keyEnter)
+	s.waitLines("echo: pasted", 1)
+	s.prompt("")
+	s.keys(ctrlD)
+	if code := s.waitExit(); code != 0 {
+		t.Fatalf("Ctrl-D: exit code %d\n%s", code, s.scr)
+	}
+	if v := s.scr.view(); v.modes["2004"] {
+		t.Errorf("bracketed paste left on after exit\n%s", s.scr)
+	}
+}
+
+// Ctrl-C clears a typed line, cancels a call in flight (the console goes
+// on), and at an empty prompt quits the second time.
+func TestTerminalCtrlC(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	log := filepath.Join(dir, "fixture.log")
+	writeConfig(t, dir, fixtureEntry("fx", "fx", "--only", "echo,sleep", "--log", log))
+	s := startTTY(t, runConfig{dir: dir, env: []string{"XDG_STATE_HOME=" + t.TempDir()}})
+
+	s.prompt("")
+	s.keys("half a thought")
+	s.prompt("half a thought")
+	s.keys(ctrlC)
+	s.waitLines("> half a thought^C", 1)
+	s.prompt("")
+
+	s.keys(`/call mcp__fx__sleep {"ms":600000}` + keyEnter)
+	// The terminal is back in its normal mode once the call is sent, so
+	// Ctrl-C is a signal again. Only the server's log tells when it
+	// arrived.
+	waitFile(t, log, `"method":"tools/call"`)
+	s.keys(ctrlC)
+	s.waitLines("call cancelled", 1)
+	s.scr.waitFor(t, "the cancelled call's error", func(v view) bool {
+		return strings.Contains(strings.Join(v.lines, "\n"), `Error: the call to "sleep" was cancelled`)
+	})
+	s.prompt("")
+	s.keys(`/call mcp__fx__echo {"message":"still here"}` + keyEnter)
+	s.waitLines("echo: still here", 1)
+	s.prompt("")
+
+	s.keys(ctrlC)
+	s.waitLines("press Ctrl-C again to quit (or Ctrl-D, or /quit)", 1)
+	s.prompt("")
+	s.keys(ctrlC)
+	if code := s.waitExit(); code != 0 {
+		t.Fatalf("Ctrl-C twice: exit code %d\n%s", code, s.scr)
+	}
+}
+
+// waitFile waits until the file at path holds text. The file is written by
+// another process: only looking can tell.
+func waitFile(t *testing.T, path, text string) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		b, _ := os.ReadFile(path)
+		if strings.Contains(string(b), text) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never held %q:\n%s", path, text, b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
