@@ -293,10 +293,10 @@ func TestInflight(t *testing.T) {
 			t.Parallel()
 			f := newInflight()
 			tc.setup(f)
+			start := time.Now() // before the answers are scheduled: they come 20ms after it at the earliest
 			if tc.answered {
 				time.AfterFunc(20*time.Millisecond, func() { f.done(); f.done() })
 			}
-			start := time.Now()
 			f.wait(tc.ctx, tc.timeout)
 			if d := time.Since(start); d < tc.minWait || d > tc.maxWait {
 				t.Errorf("wait took %v, want between %v and %v", d, tc.minWait, tc.maxWait)

@@ -208,7 +208,7 @@ func showStatus(ctx context.Context, hs *harness, progress *reporter) error {
 func writeStatusText(w io.Writer, snap []host.EntryStatus, reg *tools.Registry) {
 	var b strings.Builder
 	for _, e := range snap {
-		line := fmt.Sprintf("%s  %s  %s", e.ID, e.Plugin, e.State)
+		line := fmt.Sprintf("%s  %s  %s", safe.Line(e.ID), safe.Line(e.Plugin), e.State)
 		switch {
 		case e.State == host.Failed, e.State == host.Reconnecting:
 			line += ": " + safe.Line(e.Error)
