@@ -45,6 +45,7 @@ done <<'TARGETS'
 ./host/jsexpr FuzzEval
 ./plugins/mcpclient FuzzPublicName
 ./plugins/mcpclient FuzzMapResult
+./plugins/mcpclient FuzzScanMessage
 ./cmd/mcp-demo FuzzEvaluate
 TARGETS
 
