@@ -143,12 +143,21 @@ func ProcessEnv() jsexpr.Env {
 }
 
 // Provide makes a service available to every instance, for the life of the
-// host (the built-in services, such as tools).
-func (h *Host) Provide(name string, v any) {
+// host (the built-in services, such as tools). A name already provided — by
+// the host or by an instance — is an error: a service has one provider.
+func (h *Host) Provide(name string, v any) error {
 	h.mu.Lock()
+	if s := h.services[name]; s != nil {
+		h.mu.Unlock()
+		if s.owner != nil {
+			return fmt.Errorf("service %q is already provided by entry %q", name, s.owner.entry.spec.ID)
+		}
+		return fmt.Errorf("service %q is already provided by the host", name)
+	}
 	h.services[name] = &service{value: v}
 	h.mu.Unlock()
 	h.post(h.wakePending)
+	return nil
 }
 
 // --- the operation queue ----------------------------------------------------
@@ -166,9 +175,17 @@ func (h *Host) post(fn func()) {
 }
 
 // do runs fn on the host's goroutine and waits for its result or for ctx.
+// If ctx ends before fn's turn comes, fn does not run; once it runs, it
+// completes (the caller may have stopped waiting).
 func (h *Host) do(ctx context.Context, fn func() error) error {
 	result := make(chan error, 1)
-	h.post(func() { result <- fn() })
+	h.post(func() {
+		if ctx.Err() != nil {
+			result <- context.Cause(ctx)
+			return
+		}
+		result <- fn()
+	})
 	select {
 	case err := <-result:
 		return err
@@ -212,6 +229,8 @@ var ErrUnknownEntry = errors.New("unknown entry")
 // strict decoding, validation) and, if all pass, reconciles the running
 // entries with the file (see [Reconcile]). A file with problems changes
 // nothing; the error is a *LoadError listing each problem with its position.
+// If ctx ends before the load's turn comes (the host carries out one change
+// at a time), nothing is loaded; a load that began completes.
 func (h *Host) Load(ctx context.Context, f *File) (*Plan, error) {
 	type result struct {
 		plan *Plan

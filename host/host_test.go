@@ -636,3 +636,37 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// A service has one provider: providing a name twice is an error, whoever
+// holds it.
+func TestProvideTwiceIsAnError(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	if err := fx.h.Provide(tools.Service, tools.New()); err == nil || !strings.Contains(err.Error(), `service "tools" is already provided by the host`) {
+		t.Fatalf("Provide twice: %v", err)
+	}
+	fx.mustLoad("- id: p\n  name: probe\n  config: {provide: alpha}\n")
+	fx.waitState("p", host.Ready)
+	if err := fx.h.Provide("alpha", 1); err == nil || !strings.Contains(err.Error(), `already provided by entry "p"`) {
+		t.Fatalf("Provide of an instance's service: %v", err)
+	}
+}
+
+// A load whose turn has not come when its context ends does not happen.
+func TestCancelledLoadDoesNotHappen(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	f, err := host.ParseFile("cordis.yml", []byte("- id: a\n  name: probe\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := fx.h.Load(ctx, f); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Load with a cancelled context: %v", err)
+	}
+	fx.mustLoad("[]\n") // a later operation: the cancelled one was before it
+	if got := fx.rec.events(); len(got) != 0 {
+		t.Fatalf("the cancelled load ran: %q", got)
+	}
+}

@@ -147,6 +147,10 @@ func (h *Host) ready(inst *instance) {
 // a successor fails alone, and the instance it was to replace keeps serving.
 func (h *Host) abort(inst *instance, err error) {
 	e := inst.entry
+	var pe *PanicError
+	if errors.As(err, &pe) {
+		inst.log.Error("the plugin panicked", "panic", fmt.Sprint(pe.Value), "stack", string(pe.Stack))
+	}
 	switch {
 	case e.next == inst:
 		h.reloadFailed(inst, err)

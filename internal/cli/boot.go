@@ -60,7 +60,9 @@ func boot(o *options, env Env) (*harness, *host.File, error) {
 	}
 	h := host.New(host.Options{Logger: log, Env: jsEnv(env), Secrets: env.secrets})
 	reg := tools.New()
-	h.Provide(tools.Service, reg)
+	if err := h.Provide(tools.Service, reg); err != nil {
+		return nil, nil, err
+	}
 	return &harness{o: o, env: env, log: log, host: h, tools: reg}, f, nil
 }
 
