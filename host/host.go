@@ -610,14 +610,9 @@ func (h *Host) settledLocked(e *entry, seen map[*entry]bool) bool {
 	return true
 }
 
-// Changed returns a channel closed at the next event of the host.
-func (h *Host) Changed() <-chan struct{} {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.changed
-}
-
-// Wait blocks until cond holds for a snapshot, or ctx ends.
+// Wait blocks until cond holds for a snapshot, or ctx ends. It looks again
+// at every event of the host: it is a convenience over the event stream of
+// [Host.Subscribe], as [Host.Settle] is.
 func (h *Host) Wait(ctx context.Context, cond func([]EntryStatus) bool) error {
 	for {
 		h.mu.Lock()

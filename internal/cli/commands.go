@@ -117,8 +117,10 @@ func (hs *harness) waitForTool(ctx context.Context, name string) bool {
 		defer t.Stop()
 		deadline = t.C
 	}
+	events := hs.host.Subscribe()
+	defer events.Close()
 	for {
-		toolsChanged, hostChanged := hs.tools.Changed(), hs.host.Changed()
+		toolsChanged := hs.tools.Changed()
 		if _, ok := hs.tools.Lookup(name); ok {
 			return true
 		}
@@ -127,7 +129,11 @@ func (hs *harness) waitForTool(ctx context.Context, name string) bool {
 		}
 		select {
 		case <-toolsChanged:
-		case <-hostChanged:
+		case _, open := <-events.C:
+			if !open {
+				_, ok := hs.tools.Lookup(name)
+				return ok
+			}
 		case <-deadline:
 			_, ok := hs.tools.Lookup(name)
 			return ok
