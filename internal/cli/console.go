@@ -15,6 +15,9 @@ import (
 )
 
 const consoleHelp = `commands:
+  TEXT                talk to the agent (a line not starting with /)
+  /new                start a new conversation
+  /agent [ID]         show the agents and the usage so far; ID switches
   /tools              list the tools
   /call NAME [JSON]   call a tool
   /status             show every entry
@@ -75,6 +78,7 @@ type console struct {
 	hs      *harness
 	watcher *host.Watcher
 	signals <-chan os.Signal
+	chat    chat // the conversation with the agent (console_agent.go)
 }
 
 // waitOrSignal waits for done; a signal meanwhile asks to quit (SIGHUP
@@ -174,7 +178,14 @@ func (c *console) exec(ctx context.Context, line string) (quit bool) {
 		}
 	case "/call":
 		return c.call(ctx, rest)
+	case "/new":
+		c.newConversation()
+	case "/agent":
+		c.agentCommand(rest)
 	default:
+		if !strings.HasPrefix(line, "/") {
+			return c.talk(ctx, line)
+		}
 		fmt.Fprintf(errOut, "unknown command %q; /help lists the commands\n", safe.Line(cmd))
 	}
 	return false
