@@ -48,7 +48,9 @@ func runMain(t *testing.T, config string, vars map[string]string, tty bool, duri
 	env := Env{Stdin: strings.NewReader("piped prompt"), Stdout: out, Stderr: errOut, Signals: sigs, Lookup: lookup,
 		StdinTTY: tty, StdoutTTY: tty, StderrTTY: tty}
 	done := make(chan int, 1)
-	go func() { done <- Main(context.Background(), append([]string{"-c", filepath.Join(dir, "cordis.yml")}, args...), env) }()
+	go func() {
+		done <- Main(context.Background(), append([]string{"-c", filepath.Join(dir, "cordis.yml")}, args...), env)
+	}()
 	if during != nil {
 		during(out, errOut, sigs)
 	}

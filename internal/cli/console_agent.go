@@ -128,4 +128,3 @@ func (c *console) agentCommand(id string) {
 	}
 	fmt.Fprintf(out, "conversation: %s, %d messages, %s\n", plural(ch.conv.Turns(), "turn"), ch.conv.Len(), usageLine(ch.conv.Usage()))
 }
-
