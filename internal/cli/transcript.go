@@ -99,7 +99,9 @@ func (t *transcript) event(e agent.Event) {
 	case agent.EventUsage:
 		t.endReasoning()
 		t.endAnswer()
-		t.line(usageLine(e.Usage))
+		if u := e.Usage; u.Steps+u.ToolCalls > 0 || u.PromptTokens > 0 {
+			t.line(usageLine(u))
+		}
 	case agent.EventDone:
 		if e.FinishReason == "length" {
 			t.line("the answer was cut: the model reached its token limit (maxTokens)")
