@@ -170,12 +170,15 @@ func (t *transcript) endReasoning() {
 // usageLine is the turn's cost, for people.
 func usageLine(u agent.Usage) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "[%s prompt tokens", count(u.PromptTokens))
-	if u.CacheHitTokens > 0 {
-		fmt.Fprintf(&b, " (%s cached)", count(u.CacheHitTokens))
+	b.WriteByte('[')
+	if u.PromptTokens+u.CompletionTokens > 0 { // a server may report none
+		fmt.Fprintf(&b, "%s prompt tokens", count(u.PromptTokens))
+		if u.CacheHitTokens > 0 {
+			fmt.Fprintf(&b, " (%s cached)", count(u.CacheHitTokens))
+		}
+		fmt.Fprintf(&b, ", %s completion, ", count(u.CompletionTokens))
 	}
-	fmt.Fprintf(&b, ", %s completion, %s, %s, %s]", count(u.CompletionTokens),
-		plural(u.Steps, "step"), plural(u.ToolCalls, "tool call"), u.Duration.Round(10*time.Millisecond))
+	fmt.Fprintf(&b, "%s, %s, %s]", plural(u.Steps, "step"), plural(u.ToolCalls, "tool call"), u.Duration.Round(10*time.Millisecond))
 	return b.String()
 }
 

@@ -68,6 +68,13 @@ type session struct {
 
 	ids       atomic.Int64
 	listChang func()
+
+	// notes counts the notifications/cancelled under way: close lets them
+	// reach the server first (each is bounded), so a harness that exits
+	// right after a cancelled call still tells the server.
+	notesMu sync.Mutex
+	notes   sync.WaitGroup
+	closed  bool
 }
 
 // rawTool is one tool as listed, its schema untouched.
@@ -326,7 +333,15 @@ func (s *session) cancel(id mcp.RequestId, reason error) {
 			Params: mcp.NotificationParams{AdditionalFields: map[string]any{"requestId": id, "reason": reason.Error()}},
 		},
 	}
+	s.notesMu.Lock()
+	if s.closed {
+		s.notesMu.Unlock()
+		return
+	}
+	s.notes.Add(1)
+	s.notesMu.Unlock()
 	go func() {
+		defer s.notes.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := s.tr.SendNotification(ctx, n); err != nil {
@@ -570,5 +585,9 @@ func (d debugOnly) WithGroup(n string) slog.Handler       { return debugOnly{d.H
 
 // close ends the connection (for stdio: the close ladder).
 func (s *session) close() error {
+	s.notesMu.Lock()
+	s.closed = true
+	s.notesMu.Unlock()
+	s.notes.Wait()
 	return s.tr.Close()
 }
