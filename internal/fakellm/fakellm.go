@@ -49,7 +49,9 @@ type Server struct {
 	script   []Reply
 	fn       func(*Request) Reply
 	requests []*Request
-	changed  chan struct{}
+	// forgotten counts the requests dropped by Forget.
+	forgotten int
+	changed   chan struct{}
 	// requireReasoning and maxTools are DeepSeek's checks (see the package
 	// documentation).
 	requireReasoning bool
@@ -116,6 +118,15 @@ func (s *Server) Requests() []*Request {
 	return append([]*Request(nil), s.requests...)
 }
 
+// Forget drops the requests recorded so far (a long benchmark keeps
+// none). Numbering goes on.
+func (s *Server) Forget() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.forgotten += len(s.requests)
+	s.requests = nil
+}
+
 // Wait waits until the n-th request (1-based) has arrived and returns it;
 // nil when it did not arrive within d.
 func (s *Server) Wait(n int, d time.Duration) *Request {
@@ -123,8 +134,12 @@ func (s *Server) Wait(n int, d time.Duration) *Request {
 	defer deadline.Stop()
 	for {
 		s.mu.Lock()
-		if len(s.requests) >= n {
-			r := s.requests[n-1]
+		if s.forgotten+len(s.requests) >= n {
+			if n <= s.forgotten {
+				s.mu.Unlock()
+				return nil
+			}
+			r := s.requests[n-1-s.forgotten]
 			s.mu.Unlock()
 			return r
 		}
@@ -209,7 +224,7 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
-	req.N = len(s.requests)
+	req.N = s.forgotten + len(s.requests)
 	close(s.changed)
 	s.changed = make(chan struct{})
 	var reply Reply
