@@ -114,7 +114,9 @@ func (a *Agent) body(conv *Conversation, tools []byte, n int) []byte {
 		size += len(conv.msgs[i].encode(empty)) + 1
 	}
 	b := bytes.NewBuffer(make([]byte, 0, size+len(a.cfg.System)))
-	b.WriteString(`{"model":`)
+	// "stream" first: the library sets it again (sjson), and finds it at
+	// once instead of scanning the messages and tools for it.
+	b.WriteString(`{"stream":true,"stream_options":{"include_usage":true},"model":`)
 	b.Write(marshal(a.cfg.Model))
 	b.WriteString(`,"messages":[`)
 	first := true
@@ -137,7 +139,6 @@ func (a *Agent) body(conv *Conversation, tools []byte, n int) []byte {
 		b.WriteString(`,"tools":`)
 		b.Write(tools) // byte for byte: no re-encoding of any schema
 	}
-	b.WriteString(`,"stream":true,"stream_options":{"include_usage":true}`)
 	if a.cfg.MaxTokens > 0 {
 		b.WriteString(`,"max_tokens":` + strconv.Itoa(a.cfg.MaxTokens))
 	}
