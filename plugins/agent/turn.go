@@ -191,11 +191,17 @@ func (a *Agent) request(ctx context.Context, body []byte, emit func(Event)) (*re
 // and returns their results in the order of the calls.
 func (a *Agent) runCalls(ctx context.Context, calls []ToolCall, emit func(Event)) []Message {
 	out := make([]Message, len(calls))
+	args := make([]json.RawMessage, len(calls))
+	argErrs := make([]error, len(calls))
+	// Every call is announced before any result: a reader of the events
+	// knows how many calls the step made.
+	for i, c := range calls {
+		args[i], argErrs[i] = normalizeArgs(c.Arguments)
+		emit(Event{Type: EventToolCall, ID: c.ID, Name: c.Name, Arguments: args[i]})
+	}
 	sem := make(chan struct{}, a.cfg.MaxParallelToolCalls)
 	var wg sync.WaitGroup
 	for i, c := range calls {
-		args, argErr := normalizeArgs(c.Arguments)
-		emit(Event{Type: EventToolCall, ID: c.ID, Name: c.Name, Arguments: args})
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -203,7 +209,7 @@ func (a *Agent) runCalls(ctx context.Context, calls []ToolCall, emit func(Event)
 			var res tools.Result
 			select {
 			case sem <- struct{}{}:
-				res = a.call(ctx, c.Name, args, argErr)
+				res = a.call(ctx, c.Name, args[i], argErrs[i])
 				<-sem
 			case <-ctx.Done():
 			}

@@ -189,6 +189,16 @@ func TestParallelCallsAreBounded(t *testing.T) {
 	if p := peak.Load(); p != 2 {
 		t.Fatalf("peak concurrency %d, want 2", p)
 	}
+	// Every call is announced before the first result.
+	var order []string
+	for _, e := range o.events {
+		if e.Type == agent.EventToolCall || e.Type == agent.EventToolResult {
+			order = append(order, e.Type)
+		}
+	}
+	if want := slices.Concat(slices.Repeat([]string{agent.EventToolCall}, 6), slices.Repeat([]string{agent.EventToolResult}, 6)); !slices.Equal(order, want) {
+		t.Fatalf("event order %v", order)
+	}
 	m := x.srv.Wait(2, waitFor).Messages
 	for i := range 6 {
 		tm := m[2+i]
