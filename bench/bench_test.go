@@ -237,3 +237,52 @@ func BenchmarkSuite(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAgentStep is one step of a turn, the model and the tools
+// answering at once: ns/op is the harness's own time per step with 100
+// tools sent.
+func BenchmarkAgentStep(b *testing.B) {
+	sb, err := bench.NewStepBench(100)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sb.Close()
+	ctx := context.Background()
+	b.ReportAllocs()
+	var total time.Duration
+	for b.Loop() {
+		d, err := sb.Turn(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		total += d
+	}
+	b.ReportMetric(float64(total.Nanoseconds())/float64(2*b.N), "ns/step")
+}
+
+// BenchmarkAgentTTFB is the time to the first text byte of an answer from
+// the fake server: through the agent, and with a bare HTTP client.
+func BenchmarkAgentTTFB(b *testing.B) {
+	tb, err := bench.NewTTFBBench(100)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tb.Close()
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		fn   func(context.Context) (time.Duration, error)
+	}{{"harness", tb.Harness}, {"bare", tb.Raw}} {
+		b.Run(c.name, func(b *testing.B) {
+			var ds []time.Duration
+			for b.Loop() {
+				d, err := c.fn(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ds = append(ds, d)
+			}
+			b.ReportMetric(float64(bench.Median(ds).Nanoseconds()), "p50-ns")
+		})
+	}
+}

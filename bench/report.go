@@ -86,6 +86,14 @@ func (r *Report) Targets() []Target {
 		out = append(out, Target{Name: fmt.Sprintf("memory: harness RSS per connected server, %d servers", n),
 			Measured: fmt.Sprintf("%.2f MiB", per), Limit: "≤ 1 MiB", Met: per <= 1})
 	}
+	if a := r.Agent; a != nil && len(a.Step) > 0 {
+		step := Median(a.Step)
+		out = append(out, Target{Name: fmt.Sprintf("agent: the harness's own time per step, %d tools, median", a.Tools), Measured: usf(step), Limit: "≤ 1 ms", Met: step <= time.Millisecond})
+	}
+	if a := r.Agent; a != nil && len(a.TTFBHarness) > 0 {
+		added := a.Added()
+		out = append(out, Target{Name: "agent: time to first text byte added to the fake server's own, medians", Measured: usf(added), Limit: "≤ 2 ms", Met: added <= 2*time.Millisecond})
+	}
 	if r.Soak != nil {
 		t := Target{Name: fmt.Sprintf("leak soak, %d cycles: goroutines, fds, children back to baseline", r.Soak.Cycles), Limit: "yes", Measured: "yes", Met: r.SoakErr == nil}
 		if r.SoakErr != nil {
@@ -185,6 +193,19 @@ func (r *Report) WriteTable(w io.Writer) {
 		if r.SoakErr != nil {
 			fmt.Fprintf(w, "   LEAK: %v\n", r.SoakErr)
 		}
+	}
+
+	if a := r.Agent; a != nil && len(a.Step) > 0 {
+		fmt.Fprintf(w, "\n7. The agent, %d tools in every request\n\n", a.Tools)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "\tp50\tp99\t\n")
+		fmt.Fprintf(tw, "harness's own time per step (model and tools answer at once; %d turns of 2 steps)\t%s\t%s\t\n", len(a.Step), usf(Median(a.Step)), usf(Percentile(a.Step, 99)))
+		if len(a.TTFBHarness) > 0 {
+			fmt.Fprintf(tw, "time to first text byte: fake server, bare HTTP client (%d)\t%s\t%s\t\n", len(a.TTFBServer), usf(Median(a.TTFBServer)), usf(Percentile(a.TTFBServer, 99)))
+			fmt.Fprintf(tw, "time to first text byte: through the agent (%d)\t%s\t%s\t\n", len(a.TTFBHarness), usf(Median(a.TTFBHarness)), usf(Percentile(a.TTFBHarness, 99)))
+		}
+		tw.Flush()
+		fmt.Fprintf(w, "   %.0f allocations, %.1f KiB allocated per step\n", a.StepAllocs, a.StepBytes/1024)
 	}
 
 	fmt.Fprintf(w, "\nTargets\n\n")

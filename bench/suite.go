@@ -19,6 +19,7 @@ type SuiteOptions struct {
 	MemoryNs    []int // numbers of servers the harness binary runs for RSS
 	MemoryReps  int
 	Tools       int // tools registered for the registry's costs
+	Agent       AgentOptions
 	SoakCycles  int
 	SoakFile    int // every SoakFile-th soak cycle goes through a file write
 
@@ -31,7 +32,7 @@ type SuiteOptions struct {
 }
 
 // Parts are the parts of the suite, in the order they run.
-var Parts = []string{"calls", "reload", "startup", "memory", "registry", "soak"}
+var Parts = []string{"calls", "reload", "startup", "memory", "registry", "soak", "agent"}
 
 func (o SuiteOptions) runs(part string) bool {
 	return len(o.Parts) == 0 || slices.Contains(o.Parts, part)
@@ -47,6 +48,7 @@ func FullSuite() SuiteOptions {
 		MemoryNs:    []int{0, 10, 50},
 		MemoryReps:  3,
 		Tools:       10_000,
+		Agent:       AgentOptions{Tools: 100, Warmup: 500, Turns: 5000, TTFB: 1000},
 		SoakCycles:  1000,
 		SoakFile:    10,
 	}
@@ -63,6 +65,7 @@ func QuickSuite() SuiteOptions {
 		MemoryNs:    []int{0, 1},
 		MemoryReps:  1,
 		Tools:       1000,
+		Agent:       AgentOptions{Tools: 100, Warmup: 10, Turns: 20, TTFB: 10},
 		SoakCycles:  4,
 		SoakFile:    2,
 	}
@@ -82,12 +85,14 @@ type Report struct {
 	Heap    map[int]int64   // in-process live heap for n servers
 	Gor     map[int]int     // in-process goroutines for n servers
 	Tools   ToolsCost
+	Agent   *AgentResult
 	Soak    *SoakResult
 	SoakErr error
 }
 
 // RunSuite runs every measurement of the suite in one process, in the
-// order of the issue: calls, reload, startup, memory, registry, soak.
+// order of the issues: calls, reload, startup, memory, registry, soak,
+// agent.
 // Progress lines go to progress (may be nil).
 func RunSuite(ctx context.Context, bins *Binaries, o SuiteOptions, progress func(string)) (*Report, error) {
 	say := func(s string) {
@@ -168,6 +173,12 @@ func RunSuite(ctx context.Context, bins *Binaries, o SuiteOptions, progress func
 	if o.runs("soak") {
 		say(fmt.Sprintf("soak: %d reload cycles", o.SoakCycles))
 		rep.Soak, rep.SoakErr = Soak(ctx, bins, dir("soak"), o.SoakCycles, o.SoakFile, log, say)
+	}
+
+	if o.runs("agent") {
+		if rep.Agent, err = RunAgent(ctx, o.Agent, say); err != nil {
+			return nil, err
+		}
 	}
 	rep.Duration = time.Since(rep.Started)
 	return rep, nil

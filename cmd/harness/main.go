@@ -11,6 +11,7 @@ import (
 	"github.com/harness-go/harness/internal/cli"
 
 	// The plugin kinds this binary offers.
+	_ "github.com/harness-go/harness/plugins/agent"
 	_ "github.com/harness-go/harness/plugins/echo"
 	_ "github.com/harness-go/harness/plugins/mcpclient"
 )
@@ -24,6 +25,7 @@ func main() {
 		Stderr:    os.Stderr,
 		Signals:   signals,
 		StdinTTY:  isTerminal(os.Stdin),
+		StdoutTTY: isTerminal(os.Stdout),
 		StderrTTY: isTerminal(os.Stderr),
 	}))
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/harness-go/harness/host/jsexpr"
 	"github.com/harness-go/harness/host/secret"
 	"github.com/harness-go/harness/internal/safe"
+	"github.com/harness-go/harness/plugins/agent"
 	"github.com/harness-go/harness/plugins/mcpclient"
 	"github.com/harness-go/harness/plugins/tools"
 )
@@ -29,6 +30,8 @@ type harness struct {
 	log   *slog.Logger
 	host  *host.Host
 	tools *tools.Registry
+	// agents holds the agent entries' agents, by entry id.
+	agents *agent.Directory
 }
 
 func newLogger(w io.Writer, o *options, secrets *secret.Set) *slog.Logger {
@@ -60,10 +63,13 @@ func boot(o *options, env Env) (*harness, *host.File, error) {
 	}
 	h := host.New(host.Options{Logger: log, Env: jsEnv(env), Secrets: env.secrets})
 	reg := tools.New()
-	if err := h.Provide(tools.Service, reg); err != nil {
-		return nil, nil, err
+	agents := agent.NewDirectory()
+	for name, svc := range map[string]any{tools.Service: reg, agent.DirectoryService: agents} {
+		if err := h.Provide(name, svc); err != nil {
+			return nil, nil, err
+		}
 	}
-	return &harness{o: o, env: env, log: log, host: h, tools: reg}, f, nil
+	return &harness{o: o, env: env, log: log, host: h, tools: reg, agents: agents}, f, nil
 }
 
 // load applies the configuration read by boot. A configuration that does not

@@ -35,8 +35,9 @@ type Env struct {
 	Lookup func(string) (string, bool)
 	// Signals delivers SIGINT/SIGTERM/SIGHUP; nil means none.
 	Signals <-chan os.Signal
-	// StdinTTY and StderrTTY say whether the streams are terminals.
-	StdinTTY, StderrTTY bool
+	// StdinTTY, StdoutTTY and StderrTTY say whether the streams are
+	// terminals.
+	StdinTTY, StdoutTTY, StderrTTY bool
 
 	// secrets is the run's secret set, made by Main: Stderr redacts with it,
 	// and the host adds the configuration's secrets to it.
@@ -56,6 +57,10 @@ type options struct {
 	args      []string
 	// set records the flags given explicitly.
 	set map[string]bool
+
+	// agent and showReasoning are for ask and the console.
+	agent         string
+	showReasoning bool
 }
 
 // usageError is a command line that does not parse.
@@ -77,7 +82,7 @@ func exit(code int, format string, args ...any) error {
 	return &exitError{code: code, msg: fmt.Sprintf(format, args...)}
 }
 
-var commands = map[string]bool{"run": true, "tools": true, "call": true, "status": true, "validate": true, "schema": true, "version": true, "help": true}
+var commands = map[string]bool{"run": true, "ask": true, "tools": true, "call": true, "status": true, "validate": true, "schema": true, "version": true, "help": true}
 
 // parse reads flags anywhere on the line: before or after the command and its
 // arguments. "--" ends the flags.
@@ -129,6 +134,15 @@ func parse(args []string) (*options, error) {
 				return nil, usagef("flag --json takes no value")
 			}
 			o.json = true
+		case "agent":
+			if o.agent, err = takeValue(); err == nil && o.agent == "" {
+				err = usagef("--agent needs an entry id")
+			}
+		case "show-reasoning":
+			if hasValue {
+				return nil, usagef("flag --show-reasoning takes no value")
+			}
+			o.showReasoning = true
 		case "h", "help":
 			o.help = true
 		default:
@@ -147,6 +161,13 @@ func parse(args []string) (*options, error) {
 	}
 	if !commands[o.command] {
 		return nil, usagef("unknown command %q", o.command)
+	}
+	if o.command != "ask" && o.command != "run" && o.command != "help" {
+		for _, f := range []string{"agent", "show-reasoning"} {
+			if o.set[f] {
+				return nil, usagef("flag --%s is for ask and run only", f)
+			}
+		}
 	}
 	return o, nil
 }
@@ -248,6 +269,11 @@ func dispatch(ctx context.Context, o *options, env Env) error {
 			return usagef("status takes no arguments")
 		}
 		return oneShot(ctx, o, env, showStatus)
+	case "ask":
+		if len(o.args) != 1 {
+			return usagef("ask takes one prompt (or - to read it from stdin); quote a prompt of several words")
+		}
+		return ask(ctx, o, env)
 	case "call":
 		if len(o.args) < 1 || len(o.args) > 2 {
 			return usagef("call takes a tool name and optionally its JSON arguments (or - to read them from stdin)")

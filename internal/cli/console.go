@@ -54,8 +54,7 @@ func run(ctx context.Context, o *options, env Env) error {
 	defer func() { stopWatch(); <-watchDone }()
 
 	c := newConsole(hs, watcher, env.Signals)
-	// More commands and the plain-line handler (the agent's) join here:
-	// c.add, c.handlePlain.
+	c.addAgent() // plain lines, /new, /agent
 
 	// Settle before the first command, so a piped /tools sees the tools.
 	settled := make(chan struct{})
@@ -129,9 +128,11 @@ type console struct {
 	signals  <-chan os.Signal
 	commands map[string]*command
 	order    []string // names as /help lists them
-	// plain handles the lines that are not commands. Its name and args
-	// are unused; by default it answers "unknown command".
+	// plain handles the lines that are not commands. By default it
+	// answers "unknown command"; with a help, /help lists it first, under
+	// its name.
 	plain *command
+	chat  chat // the conversation with the agent (console_agent.go)
 }
 
 func newConsole(hs *harness, watcher *host.Watcher, signals <-chan os.Signal) *console {
@@ -187,6 +188,9 @@ func cutSpace(line string) (first, rest string) {
 func (c *console) help() string {
 	var b strings.Builder
 	b.WriteString("commands:\n")
+	if c.plain.help != "" {
+		fmt.Fprintf(&b, "  %-20s%s\n", c.plain.name, c.plain.help)
+	}
 	for _, name := range c.order {
 		cmd := c.commands[name]
 		if cmd.help == "" {

@@ -268,7 +268,7 @@ func TestConsoleEscapesWhatItEchoes(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, s.out)
 		}
 	}
-	for _, want := range []string{`restart "\x1b[2Jecho": unknown entry`, `unknown command "/frob\x1b]0;title\a"`, `unknown tool "\x1b[31mred"`, "not valid JSON", `unknown command "plain"`} {
+	for _, want := range []string{`restart "\x1b[2Jecho": unknown entry`, `unknown command "/frob\x1b]0;title\a"`, `unknown tool "\x1b[31mred"`, "not valid JSON", "no agent entry in "} {
 		if !strings.Contains(s.errOut.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, s.errOut)
 		}

@@ -6,10 +6,12 @@ import (
 )
 
 const usage = `harness runs the plugins listed in cordis.yml — MCP servers among them — and
-lets people and scripts list and call the tools a model would see.
+lets people and scripts list and call the tools a model would see, and talk to
+a model that uses them.
 
 Usage:
   harness [run] [flags]               boot, settle, watch cordis.yml, read console commands on stdin
+  harness ask PROMPT|- [flags]        one turn with the agent: the answer streams to stdout
   harness tools [flags] [--json]      print the model-visible tools, sorted by name
   harness call NAME [JSON|-] [flags]  call one tool and print what the model would see
   harness status [flags] [--json]     print every entry: state, tools, errors, server info
@@ -23,12 +25,15 @@ Flags (anywhere on the line):
       --wait DURATION      how long to wait for entries to settle (default 30s; 0 = do not wait)
       --log-level LEVEL    debug, info, warn or error (default warn)
       --log-format FORMAT  text or json (default text)
-      --json               machine-readable output (tools, call, status)
+      --json               machine-readable output (tools, call, status, ask)
+      --agent ID           the agent entry to talk to, when there are several (ask, run)
+      --show-reasoning     show a thinking model's reasoning on stderr (ask, run)
   -h, --help               print help
 
 Exit codes: 0 success; 1 a tool returned an error result, or an entry failed or
-did not settle within --wait; 2 a usage error, an unknown tool, arguments that
-are not JSON, or a configuration that does not load.
+did not settle within --wait, or (ask) the model's API failed; 2 a usage error,
+an unknown tool, arguments that are not JSON, a configuration that does not
+load, or (ask) no agent entry or no API key; 130 ask interrupted by Ctrl-C.
 
 Results go to stdout; logs, progress and reload events to stderr.
 `
@@ -41,6 +46,10 @@ then reads console commands from stdin while watching cordis.yml: an edit
 re-creates only the entries that changed; a bad edit changes nothing.
 
 Console commands:
+  TEXT                talk to the agent: a line not starting with / is a message
+  /new                start a new conversation
+  /agent [ID]         show the agents, the model, endpoint, tools and usage so
+                      far; with ID, talk to that agent (the conversation stays)
   /tools              list the tools
   /call NAME [JSON]   call a tool
   /status             show every entry
@@ -49,9 +58,30 @@ Console commands:
   /help               list the commands
   /quit               shut down (so do EOF, SIGINT and SIGTERM)
 
-SIGHUP reloads like /reload. On a terminal, Ctrl-C cancels the call in
-flight, and quits when nothing runs. Exits 0 when told to stop, whatever
+SIGHUP reloads like /reload. On a terminal, Ctrl-C cancels the call or the
+answer in flight, and quits when nothing runs. The conversation lasts as long
+as the console: an edit of cordis.yml changes the tools of the next step, an
+edit of the agent's entry the agent, never the conversation. Exits 0 when told to stop, whatever
 state the entries are in, and 2 when cordis.yml cannot be loaded at start.
+`,
+	"ask": `Usage: harness ask PROMPT|- [flags] [--json] [--agent ID] [--show-reasoning]
+
+Boots every entry of cordis.yml, waits until they settle (bounded by --wait;
+entries that fail are reported, and the tools that exist are sent), then runs
+one turn with the agent entry (--agent ID when there are several): the model
+gets the tools, its tool calls run, their results go back, until it answers.
+- reads the prompt from stdin.
+
+stdout: the answer, streamed. stderr: one line per tool call (→ NAME ARGS) and
+result (← TEXT), clipped; the reasoning of a thinking model with
+--show-reasoning; a usage line. --json: stdout is one JSON object per event
+(text, reasoning, tool_call, tool_result, usage, done, error) and stderr holds
+logs only.
+
+Exits 0 when the model answered; 1 when the model's API failed or the turn
+reached maxSteps; 2 on a usage error, a configuration that does not load, no
+agent entry, or no API key where the endpoint needs one (it says how to set
+it); 130 when Ctrl-C cancelled the turn.
 `,
 	"tools": `Usage: harness tools [flags] [--json]
 

@@ -341,26 +341,51 @@ func (r *Registry) sortedEntries() []*entry {
 // "parameters"}} with each schema exactly as registered. The bytes are
 // identical until the set changes; the caller must not modify them.
 func (r *Registry) ModelJSON() []byte {
-	r.mu.RLock()
-	if m := r.model; m != nil {
+	b, _ := r.ModelSubset(nil)
+	return b
+}
+
+// ModelSubset is [Registry.ModelJSON] restricted to the tools whose names
+// keep accepts (every tool when keep is nil), with their number; both come
+// from one state of the registry. Each tool's element is the same bytes as
+// in ModelJSON, so a filtered list is still byte-stable while the set does
+// not change. Only the unfiltered list is cached; the caller must not modify
+// the bytes.
+func (r *Registry) ModelSubset(keep func(name string) bool) ([]byte, int) {
+	if keep == nil {
+		r.mu.RLock()
+		if m := r.model; m != nil {
+			n := len(r.sorted) // the set m was built from (see below)
+			r.mu.RUnlock()
+			return m, n
+		}
 		r.mu.RUnlock()
-		return m
 	}
-	r.mu.RUnlock()
 	sorted := r.sortedEntries()
-	size := 2 // [ and ]
+	size, n := 2, 0 // [ and ]
 	for _, e := range sorted {
-		size += len(e.model) + 1
+		if keep == nil || keep(e.tool.Name) {
+			size += len(e.model) + 1
+			n++
+		}
 	}
 	b := bytes.NewBuffer(make([]byte, 0, size)) // one allocation, however many tools
 	b.WriteByte('[')
-	for i, e := range sorted {
-		if i > 0 {
+	first := true
+	for _, e := range sorted {
+		if keep != nil && !keep(e.tool.Name) {
+			continue
+		}
+		if !first {
 			b.WriteByte(',')
 		}
+		first = false
 		b.Write(e.model)
 	}
 	b.WriteByte(']')
+	if keep != nil {
+		return b.Bytes(), n
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	// Cache the bytes only if the set is still the one they were built from.
@@ -369,7 +394,7 @@ func (r *Registry) ModelJSON() []byte {
 	if r.model == nil && r.sorted != nil && sameEntries(r.sorted, sorted) {
 		r.model = b.Bytes()
 	}
-	return b.Bytes()
+	return b.Bytes(), n
 }
 
 func sameEntries(a, b []*entry) bool {

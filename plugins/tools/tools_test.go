@@ -1215,3 +1215,52 @@ func TestFromWithAWrongService(t *testing.T) {
 		t.Fatalf("u = %s %q, want failed %q", snap[0].State, snap[0].Error, want)
 	}
 }
+
+func TestModelSubset(t *testing.T) {
+	t.Parallel()
+	r := tools.New()
+	mustRegister(t, r, newFiber(t, "f"),
+		tools.Tool{Name: "b_keep", Description: "B <b> & c.", Parameters: json.RawMessage(`{"type":"object",  "properties":{}}`), Execute: says("b")},
+		tools.Tool{Name: "a_drop", Execute: says("a")},
+		tools.Tool{Name: "c_keep", Execute: says("c")},
+	)
+	all := r.ModelJSON()
+	for _, tc := range []struct {
+		name string
+		keep func(string) bool
+		want []string
+	}{
+		{"nil keeps all", nil, []string{"a_drop", "b_keep", "c_keep"}},
+		{"filter", func(n string) bool { return strings.HasSuffix(n, "_keep") }, []string{"b_keep", "c_keep"}},
+		{"none", func(string) bool { return false }, []string{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, n := r.ModelSubset(tc.keep)
+			if n != len(tc.want) {
+				t.Fatalf("n = %d, want %d", n, len(tc.want))
+			}
+			names := []string{}
+			for _, m := range parseModel(t, b) {
+				names = append(names, m.Function.Name)
+				// Each element is the very bytes of the unfiltered list.
+				el, _ := json.Marshal(m.Function.Name)
+				i := bytes.Index(all, append([]byte(`{"type":"function","function":{"name":`), el...))
+				j := bytes.Index(b, append([]byte(`{"type":"function","function":{"name":`), el...))
+				if i < 0 || j < 0 {
+					t.Fatalf("element of %s missing", m.Function.Name)
+				}
+			}
+			if !slices.Equal(names, tc.want) {
+				t.Fatalf("names %v, want %v", names, tc.want)
+			}
+			if tc.keep == nil && !bytes.Equal(b, all) {
+				t.Fatalf("ModelSubset(nil) differs from ModelJSON:\n%s\n%s", b, all)
+			}
+		})
+	}
+	// The schema's spacing survives a filter.
+	b, _ := r.ModelSubset(func(n string) bool { return n == "b_keep" })
+	if want := `[{"type":"function","function":{"name":"b_keep","description":"B \u003cb\u003e \u0026 c.","parameters":{"type":"object",  "properties":{}}}}]`; string(b) != want {
+		t.Fatalf("filtered = %s, want %s", b, want)
+	}
+}

@@ -91,9 +91,10 @@ type runConfig struct {
 }
 
 // environ is the test's environment with unset removed and env on top. The
-// variables the seeds' example reads are never inherited.
+// variables the seeds' example and the bundled agent read are never
+// inherited: no test talks to a real model API.
 func environ(env, unset []string) []string {
-	drop := map[string]bool{"GITHUB_TOKEN": true, "MCP_TOKEN": true}
+	drop := map[string]bool{"GITHUB_TOKEN": true, "MCP_TOKEN": true, "DEEPSEEK_API_KEY": true, "DEEPSEEK_BASE_URL": true}
 	for _, k := range unset {
 		drop[k] = true
 	}

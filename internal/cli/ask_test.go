@@ -1,0 +1,312 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/harness-go/harness/internal/fakellm"
+)
+
+// agentEntry is a cordis.yml entry for an agent at url.
+func agentEntry(id, url string, extra ...string) string {
+	s := fmt.Sprintf("- id: %s\n  name: agent\n  config:\n    baseURL: %s\n", id, url)
+	for _, e := range extra {
+		s += "    " + e + "\n"
+	}
+	return s
+}
+
+// askRun is one in-process run of the harness with captured streams.
+type askRun struct {
+	code   int
+	stdout string
+	stderr string
+}
+
+// runMain runs the harness in-process on config with args and the
+// environment vars (for !!js), and returns what it did. tty makes every
+// stream a terminal. during, when set, runs beside the command with its
+// streams and signals.
+func runMain(t *testing.T, config string, vars map[string]string, tty bool, during func(out, errOut *lines, sigs chan<- os.Signal), args ...string) askRun {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "cordis.yml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut := newLines(), newLines()
+	sigs := make(chan os.Signal, 4)
+	lookup := func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+	env := Env{Stdin: strings.NewReader("piped prompt"), Stdout: out, Stderr: errOut, Signals: sigs, Lookup: lookup,
+		StdinTTY: tty, StdoutTTY: tty, StderrTTY: tty}
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(context.Background(), append([]string{"-c", filepath.Join(dir, "cordis.yml")}, args...), env)
+	}()
+	if during != nil {
+		during(out, errOut, sigs)
+	}
+	select {
+	case code := <-done:
+		return askRun{code: code, stdout: out.String(), stderr: errOut.String()}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the harness did not exit; stdout:\n%s\nstderr:\n%s", out, errOut)
+		return askRun{}
+	}
+}
+
+func (r askRun) String() string {
+	return fmt.Sprintf("exit %d\n--- stdout ---\n%s--- stderr ---\n%s", r.code, r.stdout, r.stderr)
+}
+
+func TestAskStreamsTheAnswer(t *testing.T) {
+	t.Parallel()
+	srv := fakellm.Start(t,
+		fakellm.Call(fakellm.ToolCallSpec{ID: "c1", Name: "echo", Arguments: `{"message":"forty-two"}`}),
+		fakellm.Stream(fakellm.Text("The answer "), fakellm.Text("is 42."), fakellm.Finish("stop"), fakellm.Usage(1200, 30, 1000)))
+	r := runMain(t, "- id: echo\n  name: echo\n"+agentEntry("model", srv.URL), nil, false, nil, "ask", "what is it?")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	if r.stdout != "The answer is 42.\n" {
+		t.Fatalf("stdout %q", r.stdout)
+	}
+	for _, want := range []string{`→ echo {"message":"forty-two"}`, "← forty-two", "[1,210 prompt tokens (1,000 cached), 35 completion, 2 steps, 1 tool call, "} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q\n%s", want, r)
+		}
+	}
+	if last := srv.Wait(2, time.Second).Last(); last.Role != "tool" || last.Content != "forty-two" {
+		t.Fatalf("the tool's result sent back: %+v", last)
+	}
+}
+
+func TestAskJSON(t *testing.T) {
+	t.Parallel()
+	srv := fakellm.Start(t,
+		fakellm.Stream(fakellm.Reasoning("hmm"), []string{fakellm.CallDelta(0, "c1", "echo", `{"message":"x"}`)}, fakellm.Finish("tool_calls")),
+		fakellm.Say("done"))
+	r := runMain(t, "- id: echo\n  name: echo\n"+agentEntry("model", srv.URL, "thinking: on"), nil, false, nil, "ask", "go", "--json")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	var types []string
+	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var e map[string]any
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		if !strings.HasPrefix(l, `{"type":`) {
+			t.Fatalf("type is not first: %s", l)
+		}
+		types = append(types, e["type"].(string))
+	}
+	if want := []string{"reasoning", "tool_call", "tool_result", "text", "usage", "done"}; !slices.Equal(types, want) {
+		t.Fatalf("events %v, want %v", types, want)
+	}
+	if strings.Contains(r.stderr, "→") {
+		t.Fatalf("--json printed tool lines on stderr:\n%s", r)
+	}
+}
+
+func TestAskExitCodes(t *testing.T) {
+	t.Parallel()
+	srv := fakellm.Start(t)
+	srv.Func(func(req *fakellm.Request) fakellm.Reply {
+		switch {
+		case req.Auth() == "Bearer sk-wrong-key-123456":
+			return fakellm.Status(401, "Authentication Fails")
+		case strings.Contains(req.Last().Content, "loop") || req.Last().Role == "tool":
+			return fakellm.Call(fakellm.ToolCallSpec{ID: fmt.Sprint("c", req.N), Name: "echo", Arguments: `{"message":"again"}`})
+		}
+		return fakellm.Say("fine")
+	})
+	echo := "- id: echo\n  name: echo\n"
+	for _, tc := range []struct {
+		name   string
+		config string
+		vars   map[string]string
+		args   []string
+		code   int
+		says   string
+	}{
+		{"answered", agentEntry("m", srv.URL), nil, []string{"ask", "hi"}, 0, ""},
+		{"prompt from stdin", agentEntry("m", srv.URL), nil, []string{"ask", "-"}, 0, ""},
+		{"no agent entry", echo, nil, []string{"ask", "hi"}, 2, "no agent entry in"},
+		{"several, none picked", agentEntry("a", srv.URL) + agentEntry("b", srv.URL), nil, []string{"ask", "hi"}, 2, "several agent entries (a, b): pick one with --agent ID"},
+		{"several, one picked", agentEntry("a", srv.URL) + agentEntry("b", srv.URL), nil, []string{"ask", "hi", "--agent", "b"}, 0, ""},
+		{"unknown agent", agentEntry("a", srv.URL), nil, []string{"ask", "hi", "--agent", "zz"}, 2, `no agent entry "zz" (agent entries: a)`},
+		{"no key for DeepSeek", "- id: ds\n  name: agent\n  config:\n    apiKey: !!js process.env.DEEPSEEK_API_KEY\n", nil, []string{"ask", "hi"}, 2,
+			`agent entry "ds" has no API key: set DEEPSEEK_API_KEY (export DEEPSEEK_API_KEY=…) and run again`},
+		{"key refused", agentEntry("m", srv.URL, "apiKey: !!js process.env.K"), map[string]string{"K": "sk-wrong-key-123456"}, []string{"ask", "hi"}, 1, `agent entry "m": the API key was refused (HTTP 401`},
+		{"maxSteps", echo + agentEntry("m", srv.URL, "maxSteps: 2"), nil, []string{"ask", "loop"}, 1, "maxSteps"},
+		{"empty prompt", agentEntry("m", srv.URL), nil, []string{"ask", " "}, 2, "the prompt is empty"},
+		{"two prompts", agentEntry("m", srv.URL), nil, []string{"ask", "a", "b"}, 2, "ask takes one prompt"},
+		{"--agent elsewhere", agentEntry("m", srv.URL), nil, []string{"tools", "--agent", "m"}, 2, "flag --agent is for ask and run only"},
+		{"bad config", "- id: m\n  name: agent\n  config: {thinking: medium}\n", nil, []string{"ask", "hi"}, 2, "thinking"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := runMain(t, tc.config, tc.vars, false, nil, tc.args...)
+			if r.code != tc.code || !strings.Contains(r.stderr, tc.says) {
+				t.Fatalf("want exit %d saying %q\n%s", tc.code, tc.says, r)
+			}
+			if tc.code == 2 && tc.args[0] == "ask" && tc.name != "empty prompt" && tc.name != "two prompts" && tc.name != "bad config" &&
+				strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
+				t.Fatalf("the message is not one line:\n%s", r)
+			}
+			if strings.Contains(r.stdout+r.stderr, "sk-wrong-key-123456") {
+				t.Fatalf("the key was printed\n%s", r)
+			}
+		})
+	}
+}
+
+// Ctrl-C during the answer ends ask with 130; the server sees the stream
+// go away.
+func TestAskInterrupted(t *testing.T) {
+	t.Parallel()
+	srv := fakellm.Start(t, fakellm.Reply{Chunks: fakellm.Text("Once upon a time"), Stall: true})
+	r := runMain(t, agentEntry("m", srv.URL), nil, false, func(out, _ *lines, sigs chan<- os.Signal) {
+		out.waitFor(t, "Once upon a time")
+		sigs <- os.Interrupt
+	}, "ask", "story")
+	if r.code != ExitInterrupted || !strings.Contains(r.stderr, "harness ask: cancelled") {
+		t.Fatal(r)
+	}
+	req := srv.Wait(1, time.Second)
+	<-req.Done()
+	if !req.Cancelled() {
+		t.Fatal("the server did not see the cancellation")
+	}
+}
+
+// On a terminal the model's text cannot drive it: control characters other
+// than newline and tab are escaped. In a pipe the text passes as it is.
+// Our own lines are redacted; the stream is not.
+func TestAskOutputSafety(t *testing.T) {
+	t.Parallel()
+	const key = "sk-live-0123456789abcdef"
+	text := "line one\n\x1b[31mred\x1b[0m\tand a bell\a"
+	for _, tty := range []bool{false, true} {
+		t.Run(fmt.Sprint("tty=", tty), func(t *testing.T) {
+			t.Parallel()
+			srv := fakellm.Start(t,
+				fakellm.Call(fakellm.ToolCallSpec{ID: "c", Name: "echo", Arguments: `{"message":"my key is ` + key + `"}`}),
+				fakellm.Say(text))
+			r := runMain(t, "- id: echo\n  name: echo\n"+agentEntry("m", srv.URL, "apiKey: !!js process.env.K"), map[string]string{"K": key}, tty, nil, "ask", "go")
+			if r.code != 0 {
+				t.Fatal(r)
+			}
+			want := text + "\n"
+			if tty {
+				want = "line one\n\\x1b[31mred\\x1b[0m\tand a bell\\x07\n"
+			}
+			if r.stdout != want {
+				t.Fatalf("stdout %q, want %q", r.stdout, want)
+			}
+			if strings.Contains(r.stderr, key) || !strings.Contains(r.stderr, `→ echo {"message":"my key is <redacted>"}`) {
+				t.Fatalf("stderr:\n%s", r.stderr)
+			}
+			if got := srv.Wait(1, time.Second).Auth(); got != "Bearer "+key {
+				t.Fatalf("Authorization %q", got)
+			}
+		})
+	}
+}
+
+// The console: plain lines talk to the agent and the conversation goes on
+// from line to line; /agent shows the agent and the usage; /new starts over.
+func TestConsoleTalks(t *testing.T) {
+	t.Parallel()
+	srv := fakellm.Start(t, fakellm.Say("first answer"), fakellm.Say("second answer"), fakellm.Say("fresh answer"))
+	s := start(t, "- id: echo\n  name: echo\n"+agentEntry("model", srv.URL, "model: m-1"), false)
+	s.send("hello there")
+	s.out.waitFor(t, "first answer\n")
+	s.send("and again")
+	s.out.waitFor(t, "second answer\n")
+	if r := srv.Wait(2, time.Second); len(r.Messages) != 3 || r.Messages[1].Content != "first answer" {
+		t.Fatalf("the second request: %+v", r.Messages)
+	}
+	s.send("/agent")
+	s.out.waitFor(t, "* model: m-1 at "+srv.URL+", 2 tools")
+	s.out.waitFor(t, "conversation: 2 turns, 4 messages, [20 prompt tokens")
+	s.send("/new")
+	s.out.waitFor(t, "new conversation\n")
+	s.send("anew")
+	s.out.waitFor(t, "fresh answer\n")
+	if r := srv.Wait(3, time.Second); len(r.Messages) != 1 {
+		t.Fatalf("after /new the request holds %d messages", len(r.Messages))
+	}
+	s.send("/agent nope")
+	s.errOut.waitFor(t, `no agent entry "nope" (agent entries: model)`)
+	s.send("/quit")
+	if code := s.exit(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}
+
+// Ctrl-C during an answer on a terminal cancels that answer only: the
+// server sees it, the console goes on, the conversation keeps what was
+// shown.
+func TestConsoleCtrlCCancelsTheAnswer(t *testing.T) {
+	t.Parallel()
+	srv := fakellm.Start(t, fakellm.Reply{Chunks: fakellm.Text("Once upon"), Stall: true}, fakellm.Say("still here"))
+	s := start(t, agentEntry("model", srv.URL), true)
+	s.send("tell a story")
+	s.out.waitFor(t, "Once upon")
+	s.sigs <- os.Interrupt
+	s.errOut.waitFor(t, "answer cancelled")
+	req := srv.Wait(1, time.Second)
+	<-req.Done()
+	if !req.Cancelled() {
+		t.Fatal("the server did not see the cancellation")
+	}
+	s.send("go on")
+	s.out.waitFor(t, "still here\n")
+	if r := srv.Wait(2, time.Second); len(r.Messages) != 3 || r.Messages[1].Content != "Once upon" {
+		t.Fatalf("the next request: %+v", r.Messages)
+	}
+	s.sigs <- os.Interrupt // at idle: quit
+	if code := s.exit(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}
+
+func TestConsoleWithoutAnAgent(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, config, says string
+	}{
+		{"no entry", "- id: echo\n  name: echo\n", "no agent entry in"},
+		{"no key", "- id: ds\n  name: agent\n  config:\n    apiKey: !!js process.env.DEEPSEEK_API_KEY\n", `agent entry "ds" has no API key: set DEEPSEEK_API_KEY`},
+		{"several", agentEntry("a", "http://127.0.0.1:1") + agentEntry("b", "http://127.0.0.1:1"), "pick one with /agent ID"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := start(t, tc.config, false)
+			s.send("hello")
+			s.errOut.waitFor(t, tc.says)
+			s.send("/quit")
+			if code := s.exit(); code != 0 {
+				t.Fatalf("exit %d", code)
+			}
+		})
+	}
+}
+
+func TestUsageLine(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	b.WriteString(count(0) + " " + count(999) + " " + count(1000) + " " + count(1234567))
+	if b.String() != "0 999 1,000 1,234,567" {
+		t.Fatal(b.String())
+	}
+}

@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/harness-go/harness/internal/safe"
+	"github.com/harness-go/harness/plugins/agent"
+)
+
+// chat is the console's conversation with an agent. It lives as long as
+// the console: an edit of the agent's entry replaces the agent, not the
+// conversation; /new starts over.
+type chat struct {
+	conv    agent.Conversation
+	agentID string // chosen with /agent ID or --agent; "" while there is one entry
+	started bool   // agentID was read from --agent
+}
+
+// addAgent joins the agent to the console: a line that is not a command is
+// a message to it, /new starts over, /agent shows the agents or switches.
+func (c *console) addAgent() {
+	c.add(&command{name: "/new", help: "start a new conversation", run: func(context.Context, string) error {
+		c.newConversation()
+		return nil
+	}})
+	c.add(&command{name: "/agent", args: "[ID]", help: "show the agents and the usage so far; ID switches",
+		complete: c.hs.agents.IDs,
+		run: func(_ context.Context, id string) error {
+			c.agentCommand(id)
+			return nil
+		}})
+	c.handlePlain(&command{name: "TEXT", help: "talk to the agent (a line not starting with /)", run: c.talk, cancelled: "answer cancelled"})
+}
+
+// chatOut and chatErr are where the console's answers and its lines about
+// the turn go: above the prompt, on a terminal.
+func (c *console) chatOut() io.Writer { return c.stdout() }
+func (c *console) chatErr() io.Writer { return c.stderr() }
+
+func (c *console) chatState() *chat {
+	if !c.chat.started {
+		c.chat.agentID, c.chat.started = c.hs.o.agent, true
+	}
+	return &c.chat
+}
+
+// talk sends a plain line to the agent and streams the answer. ctx ends
+// when the person presses Ctrl-C (the console cancels the answer and goes on,
+// on a terminal) or the console stops.
+func (c *console) talk(ctx context.Context, line string) error {
+	hs, ch := c.hs, c.chatState()
+	a, ee := hs.pickAgent(ch.agentID, "/agent ID")
+	if ee != nil {
+		return errors.New(ee.msg)
+	}
+	view := newTranscript(hs, c.chatOut(), c.chatErr())
+	view.json = false
+	_, err := a.Run(ctx, &ch.conv, line, view.event)
+	switch {
+	case err == nil:
+		return nil
+	case agent.IsKeyMissing(err):
+		return errors.New(agent.KeyHowTo(a.ID(), hs.keyVars(a.ID())))
+	case ctx.Err() != nil:
+		return ctx.Err() // the console says "answer cancelled"
+	}
+	return err
+}
+
+// newConversation is /new.
+func (c *console) newConversation() {
+	c.chatState().conv.Reset()
+	fmt.Fprintln(c.chatOut(), "new conversation")
+}
+
+// agentCommand is /agent [ID]: without an id it shows the agents (the one
+// talked to marked *) and the conversation's usage so far; with one it
+// switches to that agent, keeping the conversation.
+func (c *console) agentCommand(id string) {
+	hs, ch := c.hs, c.chatState()
+	if id != "" {
+		a, ee := hs.selectAgent(id, "/agent ID")
+		if ee != nil {
+			fmt.Fprintln(c.chatErr(), ee.msg)
+			return
+		}
+		ch.agentID = id
+		fmt.Fprintf(c.chatOut(), "talking to %s\n", id)
+		if ee := hs.keyProblem(a); ee != nil {
+			fmt.Fprintln(c.chatErr(), ee.msg)
+		}
+		return
+	}
+	entries := hs.agentEntries()
+	if len(entries) == 0 {
+		fmt.Fprintf(c.chatErr(), "no agent entry in %s; %s\n", hs.o.config, noAgentHint)
+		return
+	}
+	current := ch.agentID
+	if current == "" && len(entries) == 1 {
+		current = entries[0].ID
+	}
+	out := hs.env.secrets.Writer(c.chatOut()) // our text: no secret in it
+	for _, e := range entries {
+		mark := " "
+		if e.ID == current {
+			mark = "*"
+		}
+		if a, ok := hs.agents.Get(e.ID); ok {
+			fmt.Fprintf(out, "%s %s\n", mark, agentLine(a))
+		} else {
+			fmt.Fprintf(out, "%s %s: %s %s\n", mark, e.ID, e.State, safe.Line(e.Error))
+		}
+	}
+	if current == "" {
+		fmt.Fprintln(out, "  (pick one with /agent ID)")
+	}
+	fmt.Fprintf(out, "conversation: %s, %d messages, %s\n", plural(ch.conv.Turns(), "turn"), ch.conv.Len(), usageLine(ch.conv.Usage()))
+}

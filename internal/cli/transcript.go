@@ -1,0 +1,199 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/harness-go/harness/host/secret"
+	"github.com/harness-go/harness/internal/safe"
+	"github.com/harness-go/harness/plugins/agent"
+)
+
+// previewBytes bounds a tool call's or result's line on stderr.
+const previewBytes = 200
+
+// transcript shows a turn's events: the answer streamed to stdout, tool
+// activity, reasoning (when asked for) and usage as lines on stderr; or,
+// with --json, every event as one JSON object per line on stdout.
+//
+// Streamed model text is not redacted (a secret split across two deltas
+// could not be caught, and holding text back would stall the stream), but
+// on a terminal its control characters other than \n and \t are escaped.
+// Our own lines (previews, errors, usage) are redacted.
+type transcript struct {
+	out, errOut   io.Writer
+	secrets       *secret.Set
+	json          bool
+	showReasoning bool
+	outTTY        bool // stdout is a terminal: escape the text
+	errTTY        bool // stderr is a terminal: dim the reasoning
+
+	midLine     bool // stdout's last byte was not a newline
+	inReasoning bool // a run of reasoning is open on stderr
+	open        int  // calls announced and not answered yet
+	many        bool // the step being answered made several calls
+}
+
+func newTranscript(hs *harness, out, errOut io.Writer) *transcript {
+	return &transcript{
+		out: out, errOut: errOut, secrets: hs.env.secrets,
+		json: hs.o.json, showReasoning: hs.o.showReasoning,
+		outTTY: hs.env.StdoutTTY, errTTY: hs.env.StderrTTY,
+	}
+}
+
+// event shows one event.
+func (t *transcript) event(e agent.Event) {
+	if t.json {
+		t.jsonEvent(e)
+		return
+	}
+	switch e.Type {
+	case agent.EventText:
+		t.endReasoning()
+		text := e.Delta
+		if t.outTTY {
+			text = safe.Text(text)
+		}
+		if text != "" {
+			io.WriteString(t.out, text)
+			t.midLine = !strings.HasSuffix(text, "\n")
+		}
+	case agent.EventReasoning:
+		if !t.showReasoning || e.Delta == "" {
+			return
+		}
+		if !t.inReasoning {
+			t.breakLine()
+			if t.errTTY {
+				io.WriteString(t.errOut, "\x1b[2m")
+			}
+			t.inReasoning = true
+		}
+		io.WriteString(t.errOut, safe.Text(e.Delta))
+	case agent.EventToolCall:
+		t.endReasoning()
+		t.breakLine()
+		t.open++
+		t.line("→ " + e.Name + " " + t.preview(string(e.Arguments)))
+	case agent.EventToolResult:
+		if t.open > 1 {
+			t.many = true
+		}
+		t.open = max(0, t.open-1)
+		text := e.Text
+		if t.many {
+			text = e.Name + ": " + text
+		}
+		if t.open == 0 {
+			t.many = false
+		}
+		t.line("← " + t.preview(text))
+	case agent.EventRetry:
+		t.endReasoning()
+		t.breakLine()
+		t.line(fmt.Sprintf("retrying in %s (attempt %d): %s", e.Wait.Round(10*time.Millisecond), e.Attempt, e.Message))
+	case agent.EventUsage:
+		t.endReasoning()
+		t.endAnswer()
+		if u := e.Usage; u.Steps+u.ToolCalls > 0 || u.PromptTokens > 0 {
+			t.line(usageLine(u))
+		}
+	case agent.EventDone:
+		if e.FinishReason == "length" {
+			t.line("the answer was cut: the model reached its token limit (maxTokens)")
+		}
+	}
+	// Errors are reported by the caller, once, as the command's failure.
+}
+
+// jsonEvent writes e as one line; our own fields are redacted, the model's
+// text and the tools' results are not.
+func (t *transcript) jsonEvent(e agent.Event) {
+	switch e.Type {
+	case agent.EventRetry:
+		return // the log tells it (info level); not part of the event stream
+	case agent.EventToolCall:
+		if red := t.secrets.Redact(string(e.Arguments)); json.Valid([]byte(red)) {
+			e.Arguments = json.RawMessage(red)
+		} else {
+			e.Arguments = json.RawMessage("{}")
+		}
+	case agent.EventError:
+		e.Message = t.secrets.Redact(e.Message)
+	}
+	b, _ := e.MarshalJSON()
+	t.out.Write(append(b, '\n'))
+}
+
+// preview is one inert, redacted line of at most previewBytes.
+func (t *transcript) preview(s string) string {
+	return safe.Line(t.secrets.Clip(strings.TrimSpace(s), previewBytes))
+}
+
+// line writes one line of ours to stderr.
+func (t *transcript) line(s string) {
+	io.WriteString(t.errOut, t.secrets.Redact(s)+"\n")
+}
+
+// breakLine ends the answer's current line on a terminal before a line of
+// ours goes to stderr, so the two do not share a line on screen.
+func (t *transcript) breakLine() {
+	if t.midLine && t.outTTY && t.errTTY {
+		io.WriteString(t.out, "\n")
+		t.midLine = false
+	}
+}
+
+// endAnswer ends the answer with a newline.
+func (t *transcript) endAnswer() {
+	if t.midLine {
+		io.WriteString(t.out, "\n")
+		t.midLine = false
+	}
+}
+
+func (t *transcript) endReasoning() {
+	if !t.inReasoning {
+		return
+	}
+	if t.errTTY {
+		io.WriteString(t.errOut, "\x1b[0m")
+	}
+	io.WriteString(t.errOut, "\n")
+	t.inReasoning = false
+}
+
+// usageLine is the turn's cost, for people.
+func usageLine(u agent.Usage) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	if u.PromptTokens+u.CompletionTokens > 0 { // a server may report none
+		fmt.Fprintf(&b, "%s prompt tokens", count(u.PromptTokens))
+		if u.CacheHitTokens > 0 {
+			fmt.Fprintf(&b, " (%s cached)", count(u.CacheHitTokens))
+		}
+		fmt.Fprintf(&b, ", %s completion, ", count(u.CompletionTokens))
+	}
+	fmt.Fprintf(&b, "%s, %s, %s]", plural(u.Steps, "step"), plural(u.ToolCalls, "tool call"), u.Duration.Round(10*time.Millisecond))
+	return b.String()
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// count writes n with thousands separators.
+func count(n int64) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

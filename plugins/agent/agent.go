@@ -1,0 +1,178 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/harness-go/harness/host/secret"
+	"github.com/harness-go/harness/plugins/tools"
+)
+
+// Agent talks to one model endpoint with the tools of one registry. It is
+// safe for concurrent use: each turn has its own [Conversation].
+type Agent struct {
+	id      string
+	cfg     Config
+	reg     *tools.Registry
+	secrets *secret.Set
+	log     *slog.Logger
+	life    context.Context
+	backoff func(attempt int) time.Duration
+
+	transport *http.Transport // nil when the caller gave the client
+	chat      openai.ChatCompletionService
+	keep      func(string) bool // the tool filters; nil sends every tool
+}
+
+// Options are what an Agent needs besides its configuration.
+type Options struct {
+	// ID names the agent in errors and logs: its entry id.
+	ID string
+	// Secrets redacts what the agent says about itself (errors, logs).
+	Secrets *secret.Set
+	// Logger receives the agent's records. Default: slog.Default().
+	Logger *slog.Logger
+	// Life, when it ends, ends every turn of the agent (its entry was
+	// disposed). Default: never.
+	Life context.Context
+	// HTTPClient replaces the agent's own HTTP client (tests, benchmarks).
+	// The agent's own bounds the wait for response headers by
+	// requestTimeoutMs, refuses redirects to another origin and bounds
+	// error bodies; a replacement should do the same.
+	HTTPClient *http.Client
+	// Backoff returns the wait before retry attempt (0-based). Default:
+	// 500 ms doubling to 10 s, with jitter.
+	Backoff func(attempt int) time.Duration
+}
+
+// New returns an agent for cfg (validated by the caller) sending the tools
+// of reg. It opens no connection.
+func New(cfg Config, reg *tools.Registry, o Options) *Agent {
+	a := &Agent{id: o.ID, cfg: cfg, reg: reg, secrets: o.Secrets, log: o.Logger, life: o.Life, backoff: o.Backoff}
+	if a.log == nil {
+		a.log = slog.Default()
+	}
+	if a.life == nil {
+		a.life = context.Background()
+	}
+	if a.backoff == nil {
+		a.backoff = Backoff
+	}
+	a.secrets.Add(cfg.APIKey) // the host adds it too; a caller without a host may not
+	if cfg.filtered() {
+		a.keep = a.cfg.exposes
+	}
+	hc := o.HTTPClient
+	if hc == nil {
+		a.transport = newTransport(cfg.requestTimeout())
+		hc = &http.Client{Transport: boundedErrors{a.transport}, CheckRedirect: sameOriginRedirects}
+	}
+	// The service alone, not openai.NewClient: the client would read
+	// OPENAI_API_KEY, OPENAI_BASE_URL and more from the environment, and
+	// send an OpenAI key to whatever endpoint this entry names.
+	opts := []option.RequestOption{
+		option.WithBaseURL(cfg.endpoint() + "/"),
+		option.WithHTTPClient(hc),
+		option.WithMaxRetries(0), // retries are ours: they also cover the stream
+	}
+	if cfg.APIKey != "" {
+		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+	}
+	a.chat = openai.NewChatCompletionService(opts...)
+	return a
+}
+
+// ID returns the agent's id (its entry id).
+func (a *Agent) ID() string { return a.id }
+
+// Config returns the agent's configuration. Its APIKey is a secret.
+func (a *Agent) Config() Config { return a.cfg }
+
+// Info describes the agent for people.
+type Info struct {
+	ID       string `json:"id"`
+	Model    string `json:"model"`
+	Endpoint string `json:"endpoint"`
+	HasKey   bool   `json:"hasKey"`
+	// NeedsKey says the endpoint refuses requests without a key.
+	NeedsKey bool   `json:"needsKey"`
+	Thinking string `json:"thinking,omitempty"`
+	// Tools is the number of tools the next request would carry.
+	Tools int `json:"tools"`
+	// Note is a remark for people: a missing key, a deprecated model.
+	Note string `json:"note,omitempty"`
+}
+
+// Info describes the agent now.
+func (a *Agent) Info() Info {
+	_, n := a.reg.ModelSubset(a.keep)
+	return Info{
+		ID:       a.id,
+		Model:    a.cfg.Model,
+		Endpoint: a.cfg.endpoint(),
+		HasKey:   a.cfg.APIKey != "",
+		NeedsKey: a.cfg.NeedsKey(),
+		Thinking: a.cfg.Thinking,
+		Tools:    n,
+		Note:     note(&a.cfg),
+	}
+}
+
+// note is the remark shown beside a keyless or deprecated configuration.
+func note(c *Config) string {
+	switch {
+	case c.APIKey == "" && c.NeedsKey():
+		return "no API key: " + c.endpoint() + " refuses requests without one"
+	case deprecatedModels[c.Model] != "":
+		return fmt.Sprintf("model %q is deprecated (now %s)", c.Model, deprecatedModels[c.Model])
+	}
+	return ""
+}
+
+// ErrNoKey is returned by a turn of an agent whose endpoint needs an API
+// key and has none.
+var ErrNoKey = errors.New("no API key")
+
+// close releases the agent's idle connections.
+func (a *Agent) close(context.Context) error {
+	if a.transport != nil {
+		a.transport.CloseIdleConnections()
+	}
+	return nil
+}
+
+// Backoff is the default wait before retry attempt n (0-based): 500 ms
+// doubling to 10 s, each wait drawn between half and all of that.
+func Backoff(attempt int) time.Duration {
+	d := 500 * time.Millisecond
+	for i := 0; i < attempt && d < 10*time.Second; i++ {
+		d *= 2
+	}
+	d = min(d, 10*time.Second)
+	return d/2 + rand.N(d/2+1)
+}
+
+// newTransport is http.DefaultTransport's settings with the wait for
+// response headers bounded: a stream may then run as long as it keeps
+// talking (the idle timeout watches that).
+func newTransport(headers time.Duration) *http.Transport {
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          10,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		ResponseHeaderTimeout: headers,
+	}
+}

@@ -1,0 +1,88 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/harness-go/harness/fiber"
+	"github.com/harness-go/harness/host"
+)
+
+// DirectoryService is the name under which the harness provides the
+// [Directory]: each agent instance registers itself there under its entry
+// id, and whoever talks to a model (the CLI) finds it there.
+const DirectoryService = "agents"
+
+// Directory holds the running agents by entry id. It is safe for
+// concurrent use.
+type Directory struct {
+	mu      sync.Mutex
+	agents  map[string]*Agent
+	changed chan struct{}
+}
+
+// NewDirectory returns an empty directory.
+func NewDirectory() *Directory {
+	return &Directory{agents: map[string]*Agent{}, changed: make(chan struct{})}
+}
+
+// DirectoryFrom returns the directory injected into a plugin instance.
+func DirectoryFrom(ctx *host.Context) (*Directory, error) {
+	return host.Use[*Directory](ctx, DirectoryService)
+}
+
+// Register adds a under id until f is disposed.
+func (d *Directory) Register(f *fiber.Fiber, id string, a *Agent) error {
+	d.mu.Lock()
+	if _, taken := d.agents[id]; taken {
+		d.mu.Unlock()
+		return fmt.Errorf("agent %q is already registered", id)
+	}
+	d.agents[id] = a
+	d.changedLocked()
+	d.mu.Unlock()
+	_, err := f.Defer("unregister agent "+id, func(context.Context) error {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if d.agents[id] == a {
+			delete(d.agents, id)
+			d.changedLocked()
+		}
+		return nil
+	})
+	return err
+}
+
+func (d *Directory) changedLocked() {
+	close(d.changed)
+	d.changed = make(chan struct{})
+}
+
+// Get returns the agent registered under id.
+func (d *Directory) Get(id string) (*Agent, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	a, ok := d.agents[id]
+	return a, ok
+}
+
+// IDs returns the ids of the registered agents, sorted.
+func (d *Directory) IDs() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ids := make([]string, 0, len(d.agents))
+	for id := range d.agents {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// Changed returns a channel closed at the next registration or removal.
+func (d *Directory) Changed() <-chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.changed
+}

@@ -1,0 +1,216 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+	"unicode/utf8"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/respjson"
+	"github.com/tidwall/gjson"
+)
+
+// reply is what one model request produced, assembled from its stream.
+type reply struct {
+	content   []byte
+	reasoning []byte
+	calls     []*callBuf // in the order of their index
+	finish    string
+	usage     Usage
+	// emitted says text or reasoning reached the caller: from then on the
+	// request is never sent again (the caller would see the text twice).
+	emitted bool
+	// How much of content and reasoning was emitted: an incomplete UTF-8
+	// sequence at the end is held back until the next delta completes it.
+	sentText, sentReasoning int
+}
+
+// callBuf is one tool call being assembled from its deltas.
+type callBuf struct {
+	index    int64
+	id, name string
+	args     []byte
+}
+
+// streamOnce sends one request and reads its stream to the end. Text and
+// reasoning are emitted as they arrive, whole characters only (a character
+// whose bytes two deltas split is emitted once complete).
+func (a *Agent) streamOnce(ctx context.Context, body []byte, emit func(Event)) (*reply, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	r := &reply{}
+	stream := a.chat.NewStreaming(ctx, openai.ChatCompletionNewParams{}, option.WithRequestBody("application/json", body))
+	defer stream.Close()
+	// The headers are in (or the request failed): from now on the stream
+	// may be silent for at most the idle timeout between two events.
+	idle := a.cfg.idleTimeout()
+	timer := time.AfterFunc(idle, func() { cancel(errIdle) })
+	defer timer.Stop()
+	for stream.Next() {
+		timer.Reset(idle)
+		r.absorb(stream.Current(), emit)
+	}
+	r.flush(emit)
+	if cause := context.Cause(ctx); errors.Is(cause, errIdle) {
+		return r, errIdle
+	}
+	if err := stream.Err(); err != nil {
+		return r, err
+	}
+	switch r.finish {
+	case "":
+		return r, errTruncated
+	case finishNoResource:
+		return r, errNoResource
+	}
+	return r, nil
+}
+
+// absorb adds one chunk of the stream.
+func (r *reply) absorb(chunk openai.ChatCompletionChunk, emit func(Event)) {
+	if chunk.JSON.Usage.Valid() {
+		u := chunk.Usage
+		r.usage.PromptTokens, r.usage.CompletionTokens = u.PromptTokens, u.CompletionTokens
+		// DeepSeek says prompt_cache_hit_tokens; OpenAI cached_tokens.
+		if hit, ok := extra(u.JSON.ExtraFields, "prompt_cache_hit_tokens"); ok {
+			r.usage.CacheHitTokens = hit.Int()
+		} else {
+			r.usage.CacheHitTokens = u.PromptTokensDetails.CachedTokens
+		}
+	}
+	for _, choice := range chunk.Choices {
+		if choice.Index != 0 {
+			continue // n is always 1: another choice is not ours
+		}
+		d := choice.Delta
+		if rc, ok := extra(d.JSON.ExtraFields, "reasoning_content"); ok {
+			// gjson keeps the bytes as sent, a split character included.
+			if s := rc.String(); s != "" {
+				r.reasoning = append(r.reasoning, s...)
+				r.sentReasoning = r.emitWhole(EventReasoning, r.reasoning, r.sentReasoning, emit)
+			}
+		}
+		if d.Content != "" {
+			r.content = append(r.content, d.Content...)
+			r.sentText = r.emitWhole(EventText, r.content, r.sentText, emit)
+		}
+		for _, tc := range d.ToolCalls {
+			r.callDelta(tc)
+		}
+		if choice.FinishReason != "" {
+			r.finish = choice.FinishReason
+		}
+	}
+}
+
+// extra returns a field the library does not know (DeepSeek's), parsed,
+// when it is present and not null. (The library marks such fields as not
+// Valid: they were not decoded into a typed field.)
+func extra(fields map[string]respjson.Field, key string) (gjson.Result, bool) {
+	f, ok := fields[key]
+	if !ok {
+		return gjson.Result{}, false
+	}
+	v := gjson.Parse(f.Raw())
+	return v, v.Exists() && v.Type != gjson.Null
+}
+
+// emitWhole emits buf from sent up to its last complete character and
+// returns the new sent offset.
+func (r *reply) emitWhole(typ string, buf []byte, sent int, emit func(Event)) int {
+	end := wholeEnd(buf, sent)
+	if end > sent {
+		r.emitted = true
+		emit(Event{Type: typ, Delta: string(buf[sent:end])})
+	}
+	return max(end, sent)
+}
+
+// wholeEnd returns the end of buf without an incomplete UTF-8 sequence at
+// its end; bytes that can never complete (invalid ones) are not held.
+func wholeEnd(buf []byte, from int) int {
+	end := len(buf)
+	// An incomplete sequence starts at most 3 bytes before the end.
+	for i := end - 1; i >= from && i >= end-3; i-- {
+		if utf8.RuneStart(buf[i]) {
+			if !utf8.FullRune(buf[i:end]) {
+				return i
+			}
+			break
+		}
+	}
+	return end
+}
+
+// flush emits what is held back at the end of a stream, as it is.
+func (r *reply) flush(emit func(Event)) {
+	if r.sentReasoning < len(r.reasoning) {
+		r.emitted = true
+		emit(Event{Type: EventReasoning, Delta: string(r.reasoning[r.sentReasoning:])})
+		r.sentReasoning = len(r.reasoning)
+	}
+	if r.sentText < len(r.content) {
+		r.emitted = true
+		emit(Event{Type: EventText, Delta: string(r.content[r.sentText:])})
+		r.sentText = len(r.content)
+	}
+}
+
+// callDelta adds a tool-call delta: the call is keyed by its index; its id
+// and name come with its first delta, its arguments in fragments to
+// concatenate. A server that numbers no call (no index) starts a new call
+// with each new id.
+func (r *reply) callDelta(tc openai.ChatCompletionChunkChoiceDeltaToolCall) {
+	index := tc.Index
+	if !tc.JSON.Index.Valid() {
+		switch last := len(r.calls) - 1; {
+		case last >= 0 && (tc.ID == "" || tc.ID == r.calls[last].id):
+			index = r.calls[last].index
+		default:
+			index = int64(len(r.calls))
+			for _, c := range r.calls {
+				index = max(index, c.index+1)
+			}
+		}
+	}
+	var c *callBuf
+	for _, x := range r.calls {
+		if x.index == index {
+			c = x
+			break
+		}
+	}
+	if c == nil {
+		c = &callBuf{index: index}
+		r.calls = append(r.calls, c)
+		slices.SortStableFunc(r.calls, func(a, b *callBuf) int { return int(a.index - b.index) })
+	}
+	if c.id == "" {
+		c.id = tc.ID
+	}
+	if c.name == "" {
+		c.name = tc.Function.Name
+	}
+	c.args = append(c.args, tc.Function.Arguments...)
+}
+
+// toolCalls returns the assembled calls; a call the server gave no id gets
+// one, so its result can answer it.
+func (r *reply) toolCalls(step int) []ToolCall {
+	if len(r.calls) == 0 {
+		return nil
+	}
+	out := make([]ToolCall, len(r.calls))
+	for i, c := range r.calls {
+		id := c.id
+		if id == "" {
+			id = fmt.Sprintf("call_%d_%d", step, c.index)
+		}
+		out[i] = ToolCall{ID: id, Name: c.name, Arguments: string(c.args)}
+	}
+	return out
+}

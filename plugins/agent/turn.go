@@ -1,0 +1,274 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/harness-go/harness/plugins/tools"
+)
+
+// Run runs one turn of conv: prompt becomes the user's message; then, step
+// by step, the model is asked with the tools the registry holds at that
+// moment, the tool calls it makes run (concurrently, bounded by
+// maxParallelToolCalls) and their results go back to it, until it answers
+// without calling a tool. emit receives the turn's events, one at a time,
+// ending with usage and then done or error.
+//
+// On failure the error names the entry and the cause, and wraps one of the
+// Err values of this package; the conversation keeps what completed (a
+// cancelled step's calls answered "Error: cancelled", the text the user saw).
+// The turn ends early when ctx does ([ErrCancelled]) or when the agent's
+// entry is disposed ([ErrStopped]).
+func (a *Agent) Run(ctx context.Context, conv *Conversation, prompt string, emit func(Event)) (Usage, error) {
+	var mu sync.Mutex
+	emitOne := func(e Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		emit(e)
+	}
+	start := time.Now()
+	var u Usage
+	fail := func(err error) (Usage, error) {
+		err = a.secrets.Err(err)
+		u.Duration = time.Since(start)
+		conv.usage.add(u)
+		emitOne(Event{Type: EventUsage, Usage: u})
+		emitOne(Event{Type: EventError, Message: err.Error()})
+		return u, err
+	}
+	if a.cfg.APIKey == "" && a.cfg.NeedsKey() {
+		return fail(fmt.Errorf("agent entry %q: %w: %s needs one (set apiKey)", a.id, ErrNoKey, a.cfg.endpoint()))
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := context.AfterFunc(a.life, func() { cancel(ErrStopped) })
+	defer stop()
+
+	conv.turns++
+	mark := conv.Len()
+	conv.add(Message{Role: RoleUser, Content: prompt})
+	for step := 1; ; step++ {
+		if step > a.cfg.MaxSteps {
+			return fail(fmt.Errorf("agent entry %q: %w: the model made %d requests in this turn without answering (maxSteps)", a.id, ErrMaxSteps, a.cfg.MaxSteps))
+		}
+		list, n := a.reg.ModelSubset(a.keep)
+		if n > a.cfg.MaxTools {
+			return fail(a.tooManyTools(n))
+		}
+		r, err := a.request(ctx, a.body(conv, list, n), emitOne)
+		u.PromptTokens += r.usage.PromptTokens
+		u.CompletionTokens += r.usage.CompletionTokens
+		u.CacheHitTokens += r.usage.CacheHitTokens
+		if err != nil {
+			// Keep what the user saw; a turn that produced nothing leaves
+			// no dangling question behind.
+			switch {
+			case len(r.content) > 0:
+				conv.add(Message{Role: RoleAssistant, Content: string(r.content)})
+			case conv.Len() == mark+1:
+				conv.msgs = conv.msgs[:mark]
+			}
+			return fail(err)
+		}
+		u.Steps++
+		msg := Message{Role: RoleAssistant, Content: string(r.content), Reasoning: string(r.reasoning), ToolCalls: r.toolCalls(step)}
+		conv.add(msg)
+		if len(msg.ToolCalls) == 0 {
+			u.Duration = time.Since(start)
+			conv.usage.add(u)
+			emitOne(Event{Type: EventUsage, Usage: u})
+			emitOne(Event{Type: EventDone, FinishReason: r.finish})
+			return u, nil
+		}
+		u.ToolCalls += len(msg.ToolCalls)
+		for _, res := range a.runCalls(ctx, msg.ToolCalls, emitOne) {
+			conv.add(res)
+		}
+		if ctx.Err() != nil {
+			return fail(a.classify(ctx, ctx.Err()).err)
+		}
+	}
+}
+
+func (a *Agent) tooManyTools(n int) error {
+	how := "set enabledTools or disabledTools in the agent's entry (patterns of public names), or narrow the MCP entries with their own enabledTools/disabledTools"
+	if a.cfg.filtered() {
+		how = "narrow the agent's enabledTools/disabledTools further, or the MCP entries' own"
+	}
+	return fmt.Errorf("agent entry %q: %w: %d tools would be sent and the model takes at most %d (maxTools); %s", a.id, ErrTooManyTools, n, a.cfg.MaxTools, how)
+}
+
+// body encodes one request: the messages from the cache of each, the tools
+// exactly as the registry holds them.
+func (a *Agent) body(conv *Conversation, tools []byte, n int) []byte {
+	empty := a.cfg.sendsEmptyReasoning()
+	size := len(tools) + 256
+	for i := range conv.msgs {
+		size += len(conv.msgs[i].encode(empty)) + 1
+	}
+	b := bytes.NewBuffer(make([]byte, 0, size+len(a.cfg.System)))
+	// "stream" first: the library sets it again (sjson), and finds it at
+	// once instead of scanning the messages and tools for it.
+	b.WriteString(`{"stream":true,"stream_options":{"include_usage":true},"model":`)
+	b.Write(marshal(a.cfg.Model))
+	b.WriteString(`,"messages":[`)
+	first := true
+	if a.cfg.System != "" {
+		b.Write(marshal(struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		}{"system", a.cfg.System}))
+		first = false
+	}
+	for i := range conv.msgs {
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		b.Write(conv.msgs[i].encode(empty))
+	}
+	b.WriteByte(']')
+	if n > 0 {
+		b.WriteString(`,"tools":`)
+		b.Write(tools) // byte for byte: no re-encoding of any schema
+	}
+	if a.cfg.MaxTokens > 0 {
+		b.WriteString(`,"max_tokens":` + strconv.Itoa(a.cfg.MaxTokens))
+	}
+	if t := a.cfg.Temperature; t != nil {
+		b.WriteString(`,"temperature":` + strconv.FormatFloat(*t, 'g', -1, 64))
+	}
+	switch a.cfg.Thinking {
+	case ThinkingOff:
+		b.WriteString(`,"thinking":{"type":"disabled"}`)
+	case ThinkingOn:
+		b.WriteString(`,"thinking":{"type":"enabled"}`)
+	case ThinkingLow, ThinkingHigh, ThinkingMax:
+		b.WriteString(`,"thinking":{"type":"enabled"},"reasoning_effort":"` + a.cfg.Thinking + `"`)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// request sends one step's request, again after a failure that may pass
+// (429, 5xx, a reset, insufficient_system_resource) as long as nothing of
+// the answer reached the caller, up to retries times with backoff.
+func (a *Agent) request(ctx context.Context, body []byte, emit func(Event)) (*reply, error) {
+	for attempt := 0; ; attempt++ {
+		r, err := a.streamOnce(ctx, body, emit)
+		if err == nil {
+			return r, nil
+		}
+		f := a.classify(ctx, err)
+		if !f.retry || r.emitted || attempt >= a.cfg.Retries {
+			return r, f.err
+		}
+		wait := a.backoff(attempt)
+		if f.after > wait {
+			wait = min(f.after, time.Minute)
+		}
+		msg := a.secrets.Redact(f.err.Error())
+		a.log.Info("model request failed; sending it again", "attempt", attempt+1, "retries", a.cfg.Retries, "in", wait, "err", msg)
+		emit(Event{Type: EventRetry, Message: msg, Attempt: attempt + 1, Wait: wait})
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return r, a.classify(ctx, ctx.Err()).err
+		}
+	}
+}
+
+// runCalls runs the calls of one step, at most maxParallelToolCalls at once,
+// and returns their results in the order of the calls.
+func (a *Agent) runCalls(ctx context.Context, calls []ToolCall, emit func(Event)) []Message {
+	out := make([]Message, len(calls))
+	args := make([]json.RawMessage, len(calls))
+	argErrs := make([]error, len(calls))
+	// Every call is announced before any result: a reader of the events
+	// knows how many calls the step made.
+	for i, c := range calls {
+		args[i], argErrs[i] = normalizeArgs(c.Arguments)
+		emit(Event{Type: EventToolCall, ID: c.ID, Name: c.Name, Arguments: args[i]})
+	}
+	sem := make(chan struct{}, a.cfg.MaxParallelToolCalls)
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			var res tools.Result
+			select {
+			case sem <- struct{}{}:
+				res = a.call(ctx, c.Name, args[i], argErrs[i])
+				<-sem
+			case <-ctx.Done():
+			}
+			if ctx.Err() != nil {
+				res = tools.Result{Text: "Error: cancelled", IsError: true}
+			}
+			text := a.budget(res.Text)
+			out[i] = Message{Role: RoleTool, ToolCallID: c.ID, Name: c.Name, Content: text}
+			emit(Event{Type: EventToolResult, ID: c.ID, Name: c.Name, Text: text, IsError: res.IsError, Duration: time.Since(start)})
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// call runs one tool through the registry. A tool the agent's filters hide
+// is unknown to it; arguments that are not JSON are the model's to fix.
+func (a *Agent) call(ctx context.Context, name string, args json.RawMessage, argErr error) tools.Result {
+	switch {
+	case argErr != nil:
+		return tools.Result{Text: "Error: the arguments are not valid JSON (" + argErr.Error() + "); send one JSON object", IsError: true}
+	case a.keep != nil && !a.keep(name):
+		return tools.Result{Text: fmt.Sprintf("Error: unknown tool %q", name), IsError: true}
+	}
+	return a.reg.Execute(ctx, name, args)
+}
+
+// normalizeArgs returns the arguments to send: "" or JSON that is not an
+// object becomes {} (as `harness call` does); text that is not JSON is an
+// error.
+func normalizeArgs(s string) (json.RawMessage, error) {
+	b := bytes.TrimSpace([]byte(s))
+	if len(b) == 0 {
+		return json.RawMessage("{}"), nil
+	}
+	if !json.Valid(b) {
+		var v any
+		err := json.Unmarshal(b, &v)
+		if err == nil {
+			err = errors.New("invalid JSON")
+		}
+		return json.RawMessage("{}"), err
+	}
+	if b[0] != '{' {
+		return json.RawMessage("{}"), nil
+	}
+	return b, nil
+}
+
+// budget cuts a result longer than toolResultBytes, at a character
+// boundary, and says so.
+func (a *Agent) budget(text string) string {
+	max := a.cfg.ToolResultBytes
+	if len(text) <= max {
+		return text
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return text[:cut] + fmt.Sprintf("\n[the agent cut this result to %d of its %d bytes (toolResultBytes)]", cut, len(text))
+}
