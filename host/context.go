@@ -19,7 +19,7 @@ type Context struct {
 }
 
 // ID returns the entry id.
-func (c *Context) ID() string { return c.inst.entry.spec.ID }
+func (c *Context) ID() string { return c.inst.spec.ID }
 
 // Fiber returns the instance's fiber. Everything the instance sets up should
 // be undone by a disposer on it (or on a child of it).
@@ -40,16 +40,16 @@ func (c *Context) Secrets() *secret.Set { return c.host.secrets }
 
 // Dir returns the absolute directory of the cordis.yml the entry comes from;
 // relative paths in the configuration resolve against it.
-func (c *Context) Dir() string { return c.inst.entry.spec.dir }
+func (c *Context) Dir() string { return c.inst.spec.dir }
 
 // File returns the path of the cordis.yml the entry comes from, as given.
-func (c *Context) File() string { return c.inst.entry.spec.file }
+func (c *Context) File() string { return c.inst.spec.file }
 
 // Service returns an injected service. Asking for a service the kind does not
 // list in Inject is an error: the host could not have waited for it.
 func (c *Context) Service(name string) (any, error) {
-	if !c.inst.entry.kind.injects(name) {
-		return nil, fmt.Errorf("service %q is not injected by plugin %q (add it to Kind.Inject)", name, c.inst.entry.kind.Name)
+	if !c.inst.kind.injects(name) {
+		return nil, fmt.Errorf("service %q is not injected by plugin %q (add it to Kind.Inject)", name, c.inst.kind.Name)
 	}
 	c.host.mu.Lock()
 	defer c.host.mu.Unlock()
@@ -80,7 +80,7 @@ func Use[T any](c *Context, name string) (T, error) {
 // The kind must list it in Provides, and no one else may provide it.
 // Instances that inject it are disposed before this one is.
 func (c *Context) Provide(name string, v any) error {
-	k := c.inst.entry.kind
+	k := c.inst.kind
 	if !k.provides(name) {
 		return fmt.Errorf("plugin %q does not declare that it provides %q (add it to Kind.Provides)", k.Name, name)
 	}

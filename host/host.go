@@ -84,6 +84,8 @@ type entry struct {
 
 type instance struct {
 	entry    *entry
+	spec     *Entry // the configuration it was applied with (the entry's may change under it)
+	kind     *Kind
 	plugin   Plugin
 	fiber    *fiber.Fiber
 	log      *slog.Logger

@@ -55,7 +55,7 @@ func (h *Host) apply(e *entry, pred *instance) {
 		}
 		return
 	}
-	inst := &instance{entry: e, fiber: f, log: log, applying: true, pred: pred}
+	inst := &instance{entry: e, spec: e.spec, kind: e.kind, fiber: f, log: log, applying: true, pred: pred}
 	h.mu.Lock()
 	if pred != nil {
 		e.next = inst

@@ -343,10 +343,11 @@ func TestHTTPFixtureFaults(t *testing.T) {
 		hx := newHarness(t)
 		hx.mustLoad(yml(httpEntry("w", "web", p.URL, nil)))
 		res := hx.Call("mcp__web__echo", `{"message":"x"}`)
-		if !res.IsError || !strings.HasPrefix(res.Text, "Error: ") {
+		if !res.IsError || !strings.HasPrefix(res.Text, "Error: connection lost during the call: ") {
 			t.Fatalf("result %+v", res)
 		}
-		hx.wantState("w", host.Ready)
+		// The connection counts as lost: a new one comes, the tools stay.
+		hx.waitState("w", host.Ready)
 		hx.wantNames("mcp__", "mcp__web__echo")
 	})
 	t.Run("timeout", func(t *testing.T) {

@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"bytes"
 	"encoding/json"
 	"unicode/utf8"
 )
@@ -171,6 +172,20 @@ func appendString(b []byte, s string) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// appendRaw appends raw JSON on one line: a line is one message, so a
+// value holding line breaks (whitespace between tokens; inside strings they
+// are escaped) is compacted, as encoding/json does.
+func appendRaw(b []byte, raw json.RawMessage) []byte {
+	if !bytes.ContainsAny(raw, "\n\r") {
+		return append(b, raw...)
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		return append(b, raw...) // not JSON: the server will say so
+	}
+	return append(b, buf.Bytes()...)
+}
+
 // appendRequest encodes a JSON-RPC request as encoding/json would, without
 // reflection for the usual shapes (an id of ours, a method, tools/call's
 // params).
@@ -198,11 +213,11 @@ func appendRequest(b []byte, id any, method string, params any) ([]byte, error) 
 			if len(p.Arguments) == 0 {
 				b = append(b, "null"...)
 			} else {
-				b = append(b, p.Arguments...)
+				b = appendRaw(b, p.Arguments)
 			}
 			b = append(b, '}')
 		case json.RawMessage:
-			b = append(b, p...)
+			b = appendRaw(b, p)
 		default:
 			raw, err := json.Marshal(p)
 			if err != nil {

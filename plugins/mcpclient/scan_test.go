@@ -100,6 +100,7 @@ func TestAppendRequest(t *testing.T) {
 		{"h4", "tools/list", nil},
 		{int64(5), "ping", json.RawMessage(`{}`)},
 		{"h6", "tools/call", callParams{Name: "bad\xffutf8", Arguments: json.RawMessage(`{}`)}},
+		{"h7", "tools/call", callParams{Name: "echo", Arguments: json.RawMessage("{\"message\":\n\"pasted\"\r\n}")}},
 	} {
 		got, err := appendRequest(nil, tc.id, tc.method, tc.params)
 		if err != nil {
@@ -108,6 +109,9 @@ func TestAppendRequest(t *testing.T) {
 		want, err := json.Marshal(transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(tc.id), Method: tc.method, Params: tc.params})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if bytes.ContainsAny(got, "\n\r") {
+			t.Errorf("appendRequest wrote a line break: %q", got)
 		}
 		var a, b any
 		if json.Unmarshal(got, &a) != nil || json.Unmarshal(want, &b) != nil {

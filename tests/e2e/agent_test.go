@@ -10,16 +10,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/harness-go/harness/internal/fakellm"
 	"github.com/harness-go/harness/internal/npmtest"
+	"github.com/harness-go/harness/internal/proctest"
 )
 
 // agentEntry is a cordis.yml entry for an agent at url.
@@ -114,17 +115,19 @@ func TestAskInterrupted(t *testing.T) {
 		t.Parallel()
 		srv := fakellm.Start(t, fakellm.Call(fakellm.ToolCallSpec{ID: "c", Name: "mcp__fx__sleep", Arguments: `{"ms":60000}`}))
 		dir := t.TempDir()
-		msgLog := filepath.Join(dir, "fx.log")
+		msgLog, received := proctest.Fifo(t, dir, "fx.log", 1<<20)
 		writeConfig(t, dir, fixtureEntry("fx", "fx", "--only", "sleep", "--log", msgLog)+agentEntry("model", srv.URL))
 		s := startSession(t, runConfig{dir: dir}, "ask", "sleep")
 		s.waitErr(0, "→ mcp__fx__sleep", hasPrefix("→ mcp__fx__sleep"))
+		if _, ok := received.Find(0, waitTimeout, containsAll(`"method":"tools/call"`)); !ok {
+			t.Fatalf("the call never reached the server; it received:\n%s", received.Text())
+		}
 		s.signal(syscall.SIGINT)
 		if code := s.waitExit(); code != 130 {
 			t.Fatalf("exit %d, want 130\n%s", code, s.dump())
 		}
-		b, _ := os.ReadFile(msgLog)
-		if !bytes.Contains(b, []byte(`"notifications/cancelled"`)) {
-			t.Fatalf("the server was not told of the cancellation; it received:\n%s", b)
+		if _, ok := received.Find(0, time.Second, containsAll(`"method":"notifications/cancelled"`)); !ok {
+			t.Fatalf("the server was not told of the cancellation; it received:\n%s", received.Text())
 		}
 	})
 	t.Run("during the answer", func(t *testing.T) {

@@ -365,19 +365,8 @@ type fifoLog struct {
 
 func newFifoLog(t *testing.T, dir, name string) *fifoLog {
 	t.Helper()
-	path := filepath.Join(dir, name)
-	if err := syscall.Mkfifo(path, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	// Read and write: the open does not wait for a writer, and reads never
-	// see end-of-file between the fixture's appends (it opens and closes
-	// the file for each one).
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	return &fifoLog{path: path, lines: readLines(f)}
+	path, l := proctest.Fifo(t, dir, name, maxKept)
+	return &fifoLog{path: path, lines: l}
 }
 
 // waitMethod waits until the fixture received a message with this method.
