@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/fsnotify/fsnotify"
 )
@@ -127,7 +128,7 @@ func resolveChain(path string) *chain {
 }
 
 func splitPath(p string) []string {
-	return strings.FieldsFunc(p, func(r rune) bool { return os.IsPathSeparator(uint8(r)) })
+	return strings.FieldsFunc(p, func(r rune) bool { return r < utf8.RuneSelf && os.IsPathSeparator(uint8(r)) })
 }
 
 // tracker keeps an fsnotify watcher on the chain of one path: it watches the

@@ -78,6 +78,13 @@ func TestResolveChain(t *testing.T) {
 			file:   "@/c/real.yml",
 		},
 		{
+			// U+012F: its low byte is '/'.
+			name:   "a folder whose name is not ASCII",
+			layout: layout{dirs: []string{"d\u012fr"}, files: []string{"d\u012fr/cordis.yml"}},
+			path:   "d\u012fr/cordis.yml",
+			dirs:   []string{"@/d\u012fr"}, names: []string{"@/d\u012fr/cordis.yml"}, file: "@/d\u012fr/cordis.yml",
+		},
+		{
 			name:   "a missing file",
 			layout: layout{},
 			path:   "cordis.yml",
