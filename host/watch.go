@@ -106,7 +106,7 @@ const DefaultGrace = 200 * time.Millisecond
 // 5 ms or less; on a 2-core machine loaded 5 to 7 times over, the same 5 ms
 // pause stretched past 10 ms in 7 % of saves and past 15 ms in 1 of 140.
 // 15 ms keeps that rare and the host's share of a reload (quiet period,
-// read, parse, apply) near 18 ms, under the 25 ms it may take; the 40 ms of
+// read, parse, apply) at 17 ms, under the 25 ms it may take; the 40 ms of
 // the first version bought nothing the measurement could see.
 type Watcher struct {
 	host     *Host
