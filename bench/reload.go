@@ -17,7 +17,11 @@ import (
 // ReloadResult records each reload of one mcp-client entry through a real
 // cordis.yml write seen by the host's watcher.
 type ReloadResult struct {
-	// Total is write → the new tool set visible in the registry.
+	// Quiet is the watcher's quiet period during the run
+	// (host.DefaultDebounce): it is part of every reload.
+	Quiet time.Duration
+	// Total is the last write (the rename of the new file over cordis.yml)
+	// → the new tool set visible in the registry.
 	Total []time.Duration
 	// Server is the server's own connect + discovery, measured right after
 	// each reload with hand-written lines: spawn, initialize, initialized,
@@ -26,12 +30,12 @@ type ReloadResult struct {
 	// ServerExit is the server's own exit once its stdin closes (the old
 	// instance of a reload is disposed this way).
 	ServerExit []time.Duration
-	// Host is Total − Server, per reload: watch, debounce, parse, check,
-	// reconcile, disposal of the old instance, apply, our client's share of
-	// connecting, the registry swap.
+	// Host is Total − Server, per reload: watch, the quiet period, parse,
+	// check, reconcile, disposal of the old instance, apply, our client's
+	// share of connecting, the registry swap.
 	Host []time.Duration
 	// The phases, from the host's events: write → old instance stopped
-	// (watch, debounce, parse, check, disposal), stopped → new instance
+	// (watch, quiet period, parse, check, disposal), stopped → new instance
 	// starting (apply), starting → tools visible (connect, discovery,
 	// registration).
 	ToStopped, ToStarting, ToVisible []time.Duration
@@ -39,29 +43,18 @@ type ReloadResult struct {
 
 // RunReload edits cordis.yml n times, alternating the entry's serverName,
 // and measures each edit until the new tools are visible.
+//
+// The edits run on a [reloadRig], which a measurement of calls made while
+// the entry is edited (DESIGN §14: 16 callers during 50 edits) can share.
 func RunReload(ctx context.Context, bins *Binaries, dir string, n int, log *slog.Logger) (*ReloadResult, error) {
-	const id = "reload"
-	names := [2]string{"ra", "rb"}
-	variant := func(i int) []Server {
-		return []Server{{ID: id, ServerName: names[i%2], Command: bins.Fixture, Args: FixtureArgs}}
-	}
-	b := NewBridge(dir, log)
-	defer b.Close()
-	if err := b.Apply(ctx, variant(0)); err != nil {
-		return nil, err
-	}
-	sub := b.Host.Subscribe()
-	defer sub.Close()
-	stop, err := startWatcher(ctx, b, sub, log)
+	r, err := newReloadRig(ctx, bins, dir, log)
 	if err != nil {
 		return nil, err
 	}
-	defer stop()
-
-	res := &ReloadResult{}
+	defer r.close()
+	res := &ReloadResult{Quiet: host.DefaultDebounce}
 	for i := 1; i <= n; i++ {
-		want, gone := "mcp__"+names[i%2]+"__echo", "mcp__"+names[(i+1)%2]+"__echo"
-		t0, stopped, starting, tv, err := reloadOnce(ctx, b, sub, id, RenderConfig(variant(i), fmt.Sprintf("reload %d", i)), want, gone)
+		e, err := r.edit(ctx, i)
 		if err != nil {
 			return nil, fmt.Errorf("reload %d: %w", i, err)
 		}
@@ -69,30 +62,87 @@ func RunReload(ctx context.Context, bins *Binaries, dir string, n int, log *slog
 		if err != nil {
 			return nil, err
 		}
-		total := tv.Sub(t0)
+		total := e.visible.Sub(e.written)
 		res.Total = append(res.Total, total)
 		res.Server = append(res.Server, connect)
 		res.ServerExit = append(res.ServerExit, exit)
 		res.Host = append(res.Host, total-connect)
-		res.ToStopped = append(res.ToStopped, stopped.Sub(t0))
-		res.ToStarting = append(res.ToStarting, starting.Sub(stopped))
-		res.ToVisible = append(res.ToVisible, tv.Sub(starting))
+		res.ToStopped = append(res.ToStopped, e.stopped.Sub(e.written))
+		res.ToStarting = append(res.ToStarting, e.starting.Sub(e.stopped))
+		res.ToVisible = append(res.ToVisible, e.visible.Sub(e.starting))
 	}
 	return res, nil
 }
 
+// reloadRig is one mcp-client entry, id "reload", ready under an in-process
+// host whose watcher follows its cordis.yml: what a reload measurement
+// starts from. Edit i gives the entry serverName ra (even i) or rb (odd).
+type reloadRig struct {
+	bins *Binaries
+	b    *Bridge
+	sub  *host.Subscription
+	stop func() // the watcher
+}
+
+const reloadID = "reload"
+
+var reloadNames = [2]string{"ra", "rb"}
+
+func newReloadRig(ctx context.Context, bins *Binaries, dir string, log *slog.Logger) (*reloadRig, error) {
+	r := &reloadRig{bins: bins, b: NewBridge(dir, log)}
+	if err := r.b.Apply(ctx, r.variant(0)); err != nil {
+		r.b.Close()
+		return nil, err
+	}
+	r.sub = r.b.Host.Subscribe()
+	stop, err := startWatcher(ctx, r.b, r.sub, log)
+	if err != nil {
+		r.sub.Close()
+		r.b.Close()
+		return nil, err
+	}
+	r.stop = stop
+	return r, nil
+}
+
+func (r *reloadRig) close() {
+	r.stop()
+	r.sub.Close()
+	r.b.Close()
+}
+
+// variant is the file of edit i.
+func (r *reloadRig) variant(i int) []Server {
+	return []Server{{ID: reloadID, ServerName: reloadNames[i%2], Command: r.bins.Fixture, Args: FixtureArgs}}
+}
+
+// tool is the public name of the echo tool after edit i.
+func (r *reloadRig) tool(i int) string { return "mcp__" + reloadNames[i%2] + "__echo" }
+
+// editTimes are the moments of one edit.
+type editTimes struct {
+	written, stopped, starting, visible time.Time
+}
+
+// edit writes the file of edit i and follows its reload until the
+// registry holds the new tool and not the old one.
+func (r *reloadRig) edit(ctx context.Context, i int) (editTimes, error) {
+	return reloadOnce(ctx, r.b, r.sub, reloadID, RenderConfig(r.variant(i), fmt.Sprintf("reload %d", i)), r.tool(i), r.tool(i+1))
+}
+
 // reloadOnce writes cordis.yml and follows the reload of entry id: when the
-// write began, when the old instance stopped, when the new one started, and
-// when the registry showed want and no longer gone.
-func reloadOnce(ctx context.Context, b *Bridge, sub *host.Subscription, id string, data []byte, want, gone string) (t0, stopped, starting, visible time.Time, err error) {
+// write ended (the rename of the new file), when the old instance stopped,
+// when the new one started, and when the registry showed want and no longer
+// gone.
+func reloadOnce(ctx context.Context, b *Bridge, sub *host.Subscription, id string, data []byte, want, gone string) (e editTimes, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	seen := make(chan time.Time, 1)
 	go func() { seen <- waitTools(ctx, b, want, gone) }()
-	t0 = time.Now()
 	if err = WriteFileAtomic(b.Config, data); err != nil {
 		return
 	}
+	e.written = time.Now()
 	for {
 		select {
 		case ev := <-sub.C:
@@ -105,11 +155,11 @@ func reloadOnce(ctx context.Context, b *Bridge, sub *host.Subscription, id strin
 			}
 			switch ev.State {
 			case host.Stopped:
-				stopped = ev.Time
+				e.stopped = ev.Time
 			case host.Starting:
-				starting = ev.Time
+				e.starting = ev.Time
 			case host.Ready:
-				if visible = <-seen; visible.IsZero() {
+				if e.visible = <-seen; e.visible.IsZero() {
 					err = ctx.Err()
 				}
 				return

@@ -1,0 +1,190 @@
+//go:build unix
+
+package host_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/internal/proctest"
+)
+
+// helperEnv names the file TestWatcherHelperProcess watches; without it
+// that test has nothing to do.
+const helperEnv = "HARNESS_WATCH_HELPER_FILE"
+
+// nobody is the uid and gid the helper runs as when the tests run as root,
+// who may read any file whatever its mode.
+const nobody = 65534
+
+// A file whose read permission was taken away and given back is read again:
+// the Chmod event that gives it back counts. The watcher runs in a helper
+// process under an unprivileged uid, so the modes bind it even when the
+// tests run as root (CI).
+func TestWatcherRereadsWhenReadPermissionReturns(t *testing.T) {
+	t.Parallel()
+	// t.TempDir's parent is private to us; the helper needs a way in.
+	dir, err := os.MkdirTemp("", "harness-watch-perm-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "cordis.yml")
+	writeFile(t, path, labelFile("v0"))
+
+	bin := os.Args[0]
+	cmd := exec.Command(bin, "-test.run=^TestWatcherHelperProcess$", "-test.count=1", "-test.v")
+	if os.Geteuid() == 0 {
+		// The test binary sits in the go command's private build folder.
+		bin = filepath.Join(dir, "host.test")
+		copyFile(t, os.Args[0], bin)
+		cmd = exec.Command(bin, "-test.run=^TestWatcherHelperProcess$", "-test.count=1", "-test.v")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	}
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), helperEnv+"="+path)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := proctest.Start(t, cmd, 0)
+	t.Cleanup(func() {
+		stdin.Close() // the helper stops at the end of its stdin
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("the helper: %v\n%s", err, out.Text())
+		}
+	})
+	from := 0
+	wait := func(what string, match func(string) bool) string {
+		t.Helper()
+		i, ok := out.Find(from, 20*time.Second, match)
+		if !ok {
+			t.Fatalf("the helper never printed %s:\n%s", what, out.Text())
+		}
+		from = i + 1
+		return out.From(i)[0]
+	}
+	wait("ready", func(l string) bool { return l == "ready" })
+
+	// A new file nobody may read is renamed over cordis.yml: refused.
+	tmp := filepath.Join(dir, ".cordis.yml.tmp")
+	if err := os.WriteFile(tmp, []byte(labelFile("v1")), 0o000); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(tmp, 0o000); err != nil { // whatever the umask
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	if l := wait("the refusal", func(l string) bool { return strings.HasPrefix(l, "rejected ") || strings.HasPrefix(l, "reloaded ") }); !strings.Contains(l, "permission denied") {
+		t.Fatalf("an unreadable file: %q", l)
+	}
+	// Read permission given back: nothing else changes, the file applies.
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if l := wait("the reload", prefixed("reloaded ", "rejected ")); l != "reloaded v1" {
+		t.Fatalf("read permission given back: %q", l)
+	}
+
+	// Again with the mode of the file in place, written while unreadable.
+	if err := os.Chmod(path, 0o000); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, path, labelFile("v2"))
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wait("the second reload", func(l string) bool { return l == "reloaded v2" })
+}
+
+func prefixed(ps ...string) func(string) bool {
+	return func(l string) bool {
+		for _, p := range ps {
+			if strings.HasPrefix(l, p) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	src, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWatcherHelperProcess is the helper of
+// TestWatcherRereadsWhenReadPermissionReturns, run in a process of its own:
+// it watches the file named by helperEnv and prints "ready", then a line per
+// reload ("reloaded <label>") or refusal ("rejected <error>"), until its
+// stdin ends. Run by the test runner itself, it returns at once.
+func TestWatcherHelperProcess(t *testing.T) {
+	path := os.Getenv(helperEnv)
+	if path == "" {
+		return
+	}
+	fx := newFixture(t)
+	if _, err := fx.h.LoadFile(context.Background(), path, false); err != nil {
+		t.Fatal(err)
+	}
+	sub := fx.h.Subscribe()
+	defer sub.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	w := host.NewWatcher(fx.h, path, host.WatcherOptions{})
+	go func() { done <- w.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	eof := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, os.Stdin); close(eof) }()
+	w.Reload()
+	ready := false
+	for {
+		select {
+		case ev := <-sub.C:
+			switch {
+			case ev.Type == host.Reloaded && !ready:
+				ready = true
+				fmt.Println("ready")
+			case ev.Type == host.Reloaded:
+				fmt.Println("reloaded", fx.rec.instance("a").Label)
+			case ev.Type == host.ReloadRejected:
+				fmt.Println("rejected", strings.ReplaceAll(ev.Err.Error(), "\n", " "))
+			}
+		case <-eof:
+			return
+		}
+	}
+}
