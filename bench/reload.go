@@ -28,17 +28,17 @@ type ReloadResult struct {
 	// tools/list answered.
 	Server []time.Duration
 	// ServerExit is the server's own exit once its stdin closes (the old
-	// instance of a reload is disposed this way).
+	// instance of a reload is disposed this way, after the new one took
+	// over: off the path of the reload).
 	ServerExit []time.Duration
 	// Host is Total − Server, per reload: watch, the quiet period, parse,
-	// check, reconcile, disposal of the old instance, apply, our client's
-	// share of connecting, the registry swap.
+	// check, reconcile, apply, our client's share of connecting, the
+	// takeover.
 	Host []time.Duration
-	// The phases, from the host's events: write → old instance stopped
-	// (watch, quiet period, parse, check, disposal), stopped → new instance
-	// starting (apply), starting → tools visible (connect, discovery,
-	// registration).
-	ToStopped, ToStarting, ToVisible []time.Duration
+	// The phases, from the host's events (make before break): write → the
+	// new instance applied beside the old one (watch, quiet period, parse,
+	// check, apply), → its tools visible (spawn, connect, list, takeover).
+	ToReloading, ToVisible []time.Duration
 }
 
 // RunReload edits cordis.yml n times, alternating the entry's serverName,
@@ -67,9 +67,8 @@ func RunReload(ctx context.Context, bins *Binaries, dir string, n int, log *slog
 		res.Server = append(res.Server, connect)
 		res.ServerExit = append(res.ServerExit, exit)
 		res.Host = append(res.Host, total-connect)
-		res.ToStopped = append(res.ToStopped, e.stopped.Sub(e.written))
-		res.ToStarting = append(res.ToStarting, e.starting.Sub(e.stopped))
-		res.ToVisible = append(res.ToVisible, e.visible.Sub(e.starting))
+		res.ToReloading = append(res.ToReloading, e.reloading.Sub(e.written))
+		res.ToVisible = append(res.ToVisible, e.visible.Sub(e.reloading))
 	}
 	return res, nil
 }
@@ -121,7 +120,7 @@ func (r *reloadRig) tool(i int) string { return "mcp__" + reloadNames[i%2] + "__
 
 // editTimes are the moments of one edit.
 type editTimes struct {
-	written, stopped, starting, visible time.Time
+	written, reloading, visible time.Time
 }
 
 // edit writes the file of edit i and follows its reload until the
@@ -131,9 +130,9 @@ func (r *reloadRig) edit(ctx context.Context, i int) (editTimes, error) {
 }
 
 // reloadOnce writes cordis.yml and follows the reload of entry id: when the
-// write ended (the rename of the new file), when the old instance stopped,
-// when the new one started, and when the registry showed want and no longer
-// gone.
+// write ended (the rename of the new file), when the new instance started
+// beside the old one, and when the registry showed want and no longer gone
+// (gone may equal want's absence: "" waits only for want).
 func reloadOnce(ctx context.Context, b *Bridge, sub *host.Subscription, id string, data []byte, want, gone string) (e editTimes, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -153,17 +152,18 @@ func reloadOnce(ctx context.Context, b *Bridge, sub *host.Subscription, id strin
 			if ev.Type != host.EntryChanged || ev.Entry != id {
 				continue
 			}
-			switch ev.State {
-			case host.Stopped:
-				e.stopped = ev.Time
-			case host.Starting:
-				e.starting = ev.Time
-			case host.Ready:
+			switch {
+			case ev.Reloading:
+				e.reloading = ev.Time
+			case ev.Note != "":
+				err = errors.New(ev.Note)
+				return
+			case ev.State == host.Ready && !e.reloading.IsZero():
 				if e.visible = <-seen; e.visible.IsZero() {
 					err = ctx.Err()
 				}
 				return
-			case host.Failed:
+			case ev.State == host.Failed:
 				err = ev.Err
 				return
 			}
@@ -206,6 +206,7 @@ func waitTools(ctx context.Context, b *Bridge, want, gone string) time.Time {
 		ch := b.Tools.Changed()
 		_, hasWant := b.Tools.Lookup(want)
 		_, hasGone := b.Tools.Lookup(gone)
+		hasGone = hasGone && gone != want
 		if hasWant && !hasGone {
 			return time.Now()
 		}

@@ -80,6 +80,7 @@ type Report struct {
 
 	Calls   []*CallResult
 	Reload  *ReloadResult
+	Load    *LoadResult
 	Startup []*StartupResult
 	RSS     map[int][]int64 // harness binary VmRSS by number of servers
 	Heap    map[int]int64   // in-process live heap for n servers
@@ -130,6 +131,10 @@ func RunSuite(ctx context.Context, bins *Binaries, o SuiteOptions, progress func
 	if o.runs("reload") {
 		say(fmt.Sprintf("reload: %d edits of cordis.yml", o.Reloads))
 		if rep.Reload, err = RunReload(ctx, bins, dir("reload"), o.Reloads, log); err != nil {
+			return nil, err
+		}
+		say(fmt.Sprintf("reload under load: %d callers, %d edits of the entry's args", o.Calls.Callers, o.Reloads))
+		if rep.Load, err = RunReloadUnderLoad(ctx, bins, dir("reload-load"), o.Reloads, o.Calls.Callers, log); err != nil {
 			return nil, err
 		}
 	}
