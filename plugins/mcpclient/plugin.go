@@ -32,6 +32,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/url"
 	"sort"
@@ -42,6 +43,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/internal/proc"
 	"github.com/harness-go/harness/internal/safe"
 	"github.com/harness-go/harness/plugins/tools"
 )
@@ -77,6 +79,7 @@ type runtime struct {
 	ctx    *host.Context
 	log    *slog.Logger
 	reg    *tools.Registry
+	spawn  *proc.Spawner // the host's, for a stdio server; nil over HTTP
 	sync   chan struct{} // coalesced re-sync requests
 
 	syncMu sync.Mutex // serializes listings and swaps
@@ -112,6 +115,33 @@ type reservations struct {
 	owner map[string]string
 }
 
+type spawnerKey struct{}
+
+// hostSpawner is the host's spawner of stdio servers (internal/proc),
+// created by the first stdio entry. The host closes it after every instance
+// is disposed: it kills and reaps whatever a server left behind.
+type hostSpawner struct {
+	sp  *proc.Spawner
+	err error
+}
+
+func (h *hostSpawner) Close() error {
+	if h.sp == nil {
+		return nil
+	}
+	return h.sp.Close()
+}
+
+var _ io.Closer = (*hostSpawner)(nil)
+
+func spawnerOf(ctx *host.Context) (*proc.Spawner, error) {
+	h := ctx.Shared(spawnerKey{}, func() any {
+		sp, err := proc.NewSpawner()
+		return &hostSpawner{sp: sp, err: err}
+	}).(*hostSpawner)
+	return h.sp, h.err
+}
+
 // Apply reserves the serverName and starts connecting; it does not wait.
 func (p *Plugin) Apply(ctx *host.Context) error {
 	reg, err := tools.From(ctx)
@@ -136,7 +166,15 @@ func (p *Plugin) Apply(ctx *host.Context) error {
 		return err
 	}
 
+	var spawn *proc.Spawner
+	if p.Transport == TransportStdio {
+		if spawn, err = spawnerOf(ctx); err != nil {
+			return fmt.Errorf("mcp-client(%s): %w", name, err)
+		}
+	}
+
 	rt := &runtime{
+		spawn:  spawn,
 		redact: newRedactor(p.Env, p.Headers),
 		cfg:    p.Config,
 		ctx:    ctx,
@@ -191,7 +229,7 @@ func (rt *runtime) run(life context.Context, done func(error)) {
 func (rt *runtime) connect(life context.Context) error {
 	ctx, cancel := context.WithTimeout(life, rt.cfg.startupTimeout())
 	defer cancel()
-	sess, err := dial(life, rt.cfg, rt.ctx.Dir(), rt.log, rt.redact)
+	sess, err := dial(life, rt.spawn, rt.cfg, rt.ctx.Dir(), rt.log, rt.redact)
 	if err != nil {
 		return fmt.Errorf("mcp-client(%s): %w", rt.cfg.ServerName, err)
 	}

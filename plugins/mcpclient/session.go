@@ -21,6 +21,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/harness-go/harness/internal/proc"
 )
 
 // clientName identifies us in the initialize handshake.
@@ -77,9 +79,9 @@ type rawTool struct {
 // defaultSchema stands in for a tool listed without an inputSchema.
 var defaultSchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
-// dial opens the transport: it starts a stdio server, or prepares the HTTP
-// client. life is the instance's long-lived context.
-func dial(life context.Context, cfg Config, dir string, log *slog.Logger, redact *redactor) (*session, error) {
+// dial opens the transport: it starts a stdio server through spawn, or
+// prepares the HTTP client. life is the instance's long-lived context.
+func dial(life context.Context, spawn *proc.Spawner, cfg Config, dir string, log *slog.Logger, redact *redactor) (*session, error) {
 	s := &session{cfg: cfg, log: log}
 	s.initReq.Params.ClientInfo = mcp.Implementation{Name: clientName, Version: clientVersion()}
 	switch cfg.Transport {
@@ -92,7 +94,7 @@ func dial(life context.Context, cfg Config, dir string, log *slog.Logger, redact
 		case !filepath.IsAbs(cwd):
 			cwd = filepath.Join(dir, cwd)
 		}
-		conn, err := startStdio(cfg.Command, cfg.Args, env, cwd, log, redact.text)
+		conn, err := startStdio(spawn, cfg.Command, cfg.Args, env, cwd, log, redact.text)
 		if err != nil {
 			return nil, err
 		}

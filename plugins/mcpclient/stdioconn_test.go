@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/harness-go/harness/internal/hosttest"
+	"github.com/harness-go/harness/internal/proc"
 	"github.com/harness-go/harness/internal/testlog"
 )
 
@@ -39,12 +40,28 @@ func startScript(t *testing.T, script string, secrets ...string) *scriptConn {
 	for i, s := range secrets {
 		m[fmt.Sprint(i)] = s
 	}
-	c, err := startStdio("/bin/sh", []string{"-c", script}, []string{"PATH=/usr/bin:/bin"}, t.TempDir(), slog.New(watch), newRedactor(m).text)
+	c, err := startStdio(testSpawner(t), "/bin/sh", []string{"-c", script}, []string{"PATH=/usr/bin:/bin"}, t.TempDir(), slog.New(watch), newRedactor(m).text)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	return &scriptConn{stdioConn: c, watch: watch, log: rec}
+}
+
+// testSpawner returns a spawner closed at cleanup, after the cleanups
+// registered later (which close the connections).
+func testSpawner(t *testing.T) *proc.Spawner {
+	t.Helper()
+	sp, err := proc.NewSpawner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := sp.Close(); err != nil {
+			t.Errorf("closing the spawner: %v", err)
+		}
+	})
+	return sp
 }
 
 // lost waits until the connection ends and returns why.
