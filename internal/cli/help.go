@@ -28,7 +28,8 @@ Flags (anywhere on the line):
 
 Exit codes: 0 success; 1 a tool returned an error result, or an entry failed or
 did not settle within --wait; 2 a usage error, an unknown tool, arguments that
-are not JSON, or a configuration that does not load.
+are not JSON, or a configuration that does not load; 141 the reader of stdout
+went away (every server was stopped first).
 
 Results go to stdout; logs, progress and reload events to stderr.
 `
