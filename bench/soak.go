@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"go.uber.org/goleak"
@@ -71,11 +70,6 @@ func children() []int {
 		}
 	}
 	return out
-}
-
-// alive reports whether a process exists (a zombie counts).
-func alive(pid int) bool {
-	return syscall.Kill(pid, 0) == nil
 }
 
 // eventually polls cond with a growing interval (as goleak does) until it

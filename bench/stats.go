@@ -2,7 +2,6 @@ package bench
 
 import (
 	"slices"
-	"syscall"
 	"time"
 )
 
@@ -57,12 +56,3 @@ func Percentile(ds []time.Duration, p float64) time.Duration {
 
 // Median is Percentile(ds, 50).
 func Median(ds []time.Duration) time.Duration { return Percentile(ds, 50) }
-
-// processCPU returns the CPU time this process has used so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}

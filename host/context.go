@@ -169,6 +169,9 @@ func (c *Context) Defer(name string, fn fiber.Disposer) (release fiber.Disposer,
 // newValue on first use. Plugins keep per-host state there (a reservation
 // table, say) instead of in package variables, so that two hosts in one
 // process never see each other's state. Use an unexported type as key.
+//
+// A value that implements io.Closer is closed by [Host.Close] after every
+// instance is disposed (newest value first); its error joins Close's.
 func (c *Context) Shared(key any, newValue func() any) any {
 	h := c.host
 	h.mu.Lock()
@@ -177,6 +180,7 @@ func (c *Context) Shared(key any, newValue func() any) any {
 	if !ok {
 		v = newValue()
 		h.shared[key] = v
+		h.sharedIn = append(h.sharedIn, key)
 	}
 	return v
 }

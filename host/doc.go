@@ -74,6 +74,10 @@
 //     [Kind.Live] is applied to the running instance ([Reconfigurer]) on the
 //     host's goroutine: nothing is re-created. An entry with nothing running,
 //     or a plugin that refuses, is re-created instead.
+//  12. Close. [Host.Close] disposes every instance (as in 8), then closes
+//     the host-wide values of [Context.Shared] that implement io.Closer,
+//     newest first — a plugin's per-host resource (mcp-client's process
+//     spawner) outlives its instances and ends with the host.
 //
 // All changes run one at a time on the host's own goroutine, so transitions
 // never interleave; plugins report from any goroutine without blocking. The
@@ -83,5 +87,5 @@
 //
 // Two hosts in one process share nothing but the table of plugin kinds.
 // Plugins keep per-host state with [Context.Shared], never in package
-// variables.
+// variables; the host closes what of it is an io.Closer (step 10).
 package host

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"slices"
@@ -54,6 +55,7 @@ type Host struct {
 	order    []string
 	services map[string]*service
 	shared   map[any]any
+	sharedIn []any // keys of shared, in the order they were created
 	subs     map[*Subscription]struct{}
 	changed  chan struct{}
 	closed   bool
@@ -462,7 +464,7 @@ func (h *Host) Close(ctx context.Context) error {
 		h.retiring.Wait()
 		dctx, cancel := context.WithTimeout(context.Background(), h.disposeTimeout)
 		defer cancel()
-		err := h.root.Dispose(dctx)
+		err := errors.Join(h.root.Dispose(dctx), h.closeShared())
 		h.mu.Lock()
 		h.closed = true
 		subs := h.subs
@@ -477,6 +479,28 @@ func (h *Host) Close(ctx context.Context) error {
 		return nil
 	}
 	return err
+}
+
+// closeShared closes the values of [Context.Shared] that are io.Closers,
+// newest first, once no instance is left to use them.
+func (h *Host) closeShared() error {
+	h.mu.Lock()
+	keys := h.sharedIn
+	h.sharedIn = nil
+	values := make([]any, len(keys))
+	for i, k := range keys {
+		values[i] = h.shared[k]
+	}
+	h.mu.Unlock()
+	var errs []error
+	for i := len(values) - 1; i >= 0; i-- {
+		if c, ok := values[i].(io.Closer); ok {
+			if err := c.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("close the shared %T: %w", values[i], err))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // --- state ------------------------------------------------------------------

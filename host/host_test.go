@@ -329,7 +329,7 @@ func TestBadFilesChangeNothing(t *testing.T) {
 	for _, tc := range []struct{ name, src, want string }{
 		{"yaml", "- id: a\n  name: probe\n  config: {label: [\n", "cordis.yml:3: invalid YAML"},
 		{"unknown plugin", "- id: a\n  name: probe\n- id: b\n  name: nope\n", `cordis.yml:4:9: entry "b": name: unknown plugin "nope" (known: `},
-		{"unknown key", "- id: a\n  name: probe\n  config:\n    lable: x\n", `cordis.yml:4:5: entry "a": config.lable: unknown key "lable" (known keys: async, barrier, count, `},
+		{"unknown key", "- id: a\n  name: probe\n  config:\n    lable: x\n", `cordis.yml:4:5: entry "a": config.lable: unknown key "lable" (known keys: async, barrier, closer, count, `},
 		{"type", "- id: a\n  name: probe\n  config:\n    count: many\n", `cordis.yml:4:12: entry "a": config.count: cannot unmarshal !!str ` + "`many`" + ` into int`},
 		{"validate", "- id: a\n  name: probe\n  config:\n    count: -1\n", `cordis.yml:4:12: entry "a": config.count: must not be negative`},
 		{"duplicate id", "- id: a\n  name: probe\n- id: a\n  name: probe\n", `cordis.yml:3:3: entry "a": id: duplicate id (first used at cordis.yml:1:3)`},
@@ -494,6 +494,42 @@ func TestCloseDisposesEverythingDependentsFirst(t *testing.T) {
 	}
 	if _, err := fx.load("- id: a\n  name: probe\n"); !errors.Is(err, host.ErrClosed) {
 		t.Fatalf("load after close: %v", err)
+	}
+}
+
+// Shared values that are io.Closers live as long as the host: disposing
+// every instance leaves them; Close closes them after the instances, newest
+// first, and reports their errors.
+func TestCloseClosesSharedValuesLast(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	fx.mustLoad(`
+- id: a
+  name: probe
+  config: {closer: first}
+- id: b
+  name: probe
+  config: {closer: failing}
+- id: c
+  name: probe
+  config: {closer: first}
+`)
+	fx.settle()
+	fx.mustLoad("- id: a\n  name: probe\n  config: {closer: first}\n")
+	fx.settle()
+	for _, e := range fx.rec.events() {
+		if strings.HasPrefix(e, "shared ") {
+			t.Fatalf("a shared value was closed before the host: %v", fx.rec.events())
+		}
+	}
+	fx.rec.reset()
+	err := fx.h.Close(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "close the shared *host_test.sharedCloser: it failed on purpose") {
+		t.Fatalf("Close = %v, want the closer's error", err)
+	}
+	want := []string{"a dispose", "shared failing close", "shared first close"}
+	if got := fx.rec.events(); !slices.Equal(got, want) {
+		t.Fatalf("close order %v, want %v", got, want)
 	}
 }
 

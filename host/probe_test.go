@@ -131,6 +131,9 @@ type probe struct {
 	Headers map[string]string `yaml:"headers" secret:"true"`
 	// Barrier makes disposal wait until that many probes are disposing.
 	Barrier int `yaml:"barrier"`
+	// Closer stores a host-wide io.Closer under this name (Context.Shared);
+	// the one named "failing" fails to close.
+	Closer string `yaml:"closer"`
 
 	ctx *host.Context
 }
@@ -157,6 +160,22 @@ type reservations struct {
 }
 
 type reservationsKey struct{}
+
+type closerKey string
+
+// sharedCloser records its Close.
+type sharedCloser struct {
+	rec  *recorder
+	name string
+}
+
+func (c *sharedCloser) Close() error {
+	c.rec.add("shared %s close", c.name)
+	if c.name == "failing" {
+		return errors.New("it failed on purpose")
+	}
+	return nil
+}
 
 func (p *probe) Apply(ctx *host.Context) error {
 	rec, err := host.Use[*recorder](ctx, recorderService)
@@ -196,6 +215,9 @@ func (p *probe) Apply(ctx *host.Context) error {
 		}); err != nil {
 			return err
 		}
+	}
+	if p.Closer != "" {
+		ctx.Shared(closerKey(p.Closer), func() any { return &sharedCloser{rec: rec, name: p.Closer} })
 	}
 	if len(p.Tools) > 0 {
 		reg, err := tools.From(ctx)

@@ -21,6 +21,13 @@ fi
 step "go vet"
 go vet ./...
 
+step "go build and go vet for macOS and Windows (tests included)"
+for goos in darwin windows; do
+  echo "-- $goos"
+  GOOS=$goos go build ./...
+  GOOS=$goos go vet ./...
+done
+
 step "go test -race (unit, end-to-end, conformance)"
 go test -race -count=1 -timeout 30m ./...
 

@@ -19,6 +19,11 @@ import (
 func main() {
 	signals := make(chan os.Signal, 4)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	// Asking for SIGPIPE (and dropping it) makes a write to a closed stdout
+	// return EPIPE instead of killing the process, so `harness tools | head
+	// -1` stops its servers and exits through cli.Main. Not signal.Ignore:
+	// an ignored signal stays ignored in the servers we start.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	os.Exit(cli.Main(context.Background(), os.Args[1:], cli.Env{
 		Stdin:     os.Stdin,
 		Stdout:    os.Stdout,

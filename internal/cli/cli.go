@@ -192,8 +192,10 @@ func parseWait(v string) (time.Duration, error) {
 
 var levels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}
 
-// Main runs the harness command line and returns the exit code.
-func Main(ctx context.Context, args []string, env Env) int {
+// Main runs the harness command line and returns the exit code. When a
+// write to stdout finds its reader gone, the run shuts down as on a signal
+// and the code is ExitBrokenPipe.
+func Main(ctx context.Context, args []string, env Env) (code int) {
 	if env.Lookup == nil {
 		env.Lookup = os.LookupEnv
 	}
@@ -204,6 +206,15 @@ func Main(ctx context.Context, args []string, env Env) int {
 	env.secrets = secret.New()
 	env.secrets.AddEnviron(os.Environ())
 	env.Stderr = env.secrets.Writer(env.Stderr)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stdout := &brokenPipeWatch{w: env.Stdout, cancel: cancel}
+	env.Stdout = stdout
+	defer func() {
+		if stdout.broken.Load() {
+			code = ExitBrokenPipe
+		}
+	}()
 	o, err := parse(args)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "harness: %v\n\n", err)

@@ -33,7 +33,8 @@ Flags (anywhere on the line):
 Exit codes: 0 success; 1 a tool returned an error result, or an entry failed or
 did not settle within --wait, or (ask) the model's API failed; 2 a usage error,
 an unknown tool, arguments that are not JSON, a configuration that does not
-load, or (ask) no agent entry or no API key; 130 ask interrupted by Ctrl-C.
+load, or (ask) no agent entry or no API key; 130 ask interrupted by Ctrl-C;
+141 the reader of stdout went away (every server was stopped first).
 
 Results go to stdout; logs, progress and reload events to stderr.
 `

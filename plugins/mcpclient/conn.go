@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 
 	"github.com/harness-go/harness/host/secret"
+	"github.com/harness-go/harness/internal/proc"
 )
 
 // conn is one connection to an MCP server, over stdio or Streamable HTTP:
@@ -45,8 +46,8 @@ func notSent(err error) bool {
 // dial opens a connection as cfg says: it starts a stdio server, or
 // prepares the HTTP client. life is the instance's long-lived context (the
 // HTTP transport ties its listening stream to it); dir is the directory of
-// cordis.yml.
-func dial(life context.Context, cfg *Config, dir string, log *slog.Logger, secrets *secret.Set) (conn, error) {
+// cordis.yml; spawn starts stdio servers (contained: internal/proc).
+func dial(life context.Context, spawn *proc.Spawner, cfg *Config, dir string, log *slog.Logger, secrets *secret.Set) (conn, error) {
 	switch cfg.Transport {
 	case TransportStdio:
 		env := childEnv(os.Environ(), cfg.Env)
@@ -57,7 +58,7 @@ func dial(life context.Context, cfg *Config, dir string, log *slog.Logger, secre
 		case !filepath.IsAbs(cwd):
 			cwd = filepath.Join(dir, cwd)
 		}
-		return startStdio(cfg.Command, cfg.Args, env, cwd, log, secrets)
+		return startStdio(spawn, cfg.Command, cfg.Args, env, cwd, log, secrets)
 	case TransportHTTP:
 		return dialHTTP(life, cfg, log, secrets)
 	}

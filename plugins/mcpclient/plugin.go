@@ -42,6 +42,7 @@ package mcpclient
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"net/url"
 	"slices"
@@ -53,6 +54,7 @@ import (
 
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/host/secret"
+	"github.com/harness-go/harness/internal/proc"
 	"github.com/harness-go/harness/internal/safe"
 	"github.com/harness-go/harness/plugins/tools"
 )
@@ -85,6 +87,33 @@ type Plugin struct {
 }
 
 type reservationsKey struct{}
+
+type spawnerKey struct{}
+
+// hostSpawner is the host's spawner of stdio servers (internal/proc),
+// created by the first stdio entry. The host closes it after every instance
+// is disposed: it kills and reaps whatever a server left behind.
+type hostSpawner struct {
+	sp  *proc.Spawner
+	err error
+}
+
+func (h *hostSpawner) Close() error {
+	if h.sp == nil {
+		return nil
+	}
+	return h.sp.Close()
+}
+
+var _ io.Closer = (*hostSpawner)(nil)
+
+func spawnerOf(ctx *host.Context) (*proc.Spawner, error) {
+	h := ctx.Shared(spawnerKey{}, func() any {
+		sp, err := proc.NewSpawner()
+		return &hostSpawner{sp: sp, err: err}
+	}).(*hostSpawner)
+	return h.sp, h.err
+}
 
 // reservations holds the serverNames of a host's live instances. A name is
 // claimed by one entry; the instances of that entry (an old one and its
@@ -136,6 +165,11 @@ func (p *Plugin) Apply(ctx *host.Context) error {
 	}
 	cfg := p.Config
 	s := newSupervisor(ctx, &cfg, reg)
+	if cfg.Transport == TransportStdio {
+		if s.spawn, err = spawnerOf(ctx); err != nil {
+			return fmt.Errorf("mcp-client(%s): %w", cfg.ServerName, err)
+		}
+	}
 	res := ctx.Shared(reservationsKey{}, func() any { return &reservations{claims: map[string]*claim{}} }).(*reservations)
 	name := cfg.ServerName
 	if err := res.reserve(name, ctx.ID(), s); err != nil {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -99,9 +98,7 @@ func TestReconnectCallTimesOutNamingTheOutage(t *testing.T) {
 	if err := os.WriteFile(marker, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Kill(hx.pid("a"), syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
+	kill(hx.pid("a"))
 	hx.waitState("a", host.Reconnecting)
 	res := hx.Call("mcp__srv__echo", `{"message":"x"}`)
 	if !res.IsError || !strings.HasPrefix(res.Text, "Error: server srv is reconnecting (attempt ") || !strings.Contains(res.Text, "/1000): ") {
@@ -120,9 +117,7 @@ func TestReconnectGivesUp(t *testing.T) {
 	if err := os.WriteFile(marker, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Kill(hx.pid("a"), syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
+	kill(hx.pid("a"))
 	e := hx.waitState("a", host.Failed)
 	for _, want := range []string{"gave up reconnecting after 3 attempts", "exited with status 4", "--exit-if-exists"} {
 		if !strings.Contains(e.Error, want) {
@@ -148,9 +143,7 @@ func TestReconnectStatus(t *testing.T) {
 	if err := os.WriteFile(marker, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Kill(hx.pid("a"), syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
+	kill(hx.pid("a"))
 	hx.WaitEntry("a", waitTimeout, "a failed attempt", func(e host.EntryStatus) bool {
 		st, _ := e.Details.(*Status)
 		return e.State == host.Reconnecting && st != nil && st.Attempt >= 2
@@ -186,9 +179,7 @@ func TestReconnectCountStartsAgain(t *testing.T) {
 	hx.mustLoad(yml(hx.stdio("a", "srv", cfg, "--only", "echo,pid")))
 	for i := 1; i <= 5; i++ {
 		old := hx.pid("a")
-		if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
+		kill(old)
 		hx.waitPID("a", old)
 		hx.WaitEntry("a", waitTimeout, fmt.Sprintf("reconnect %d", i), func(e host.EntryStatus) bool {
 			st, _ := e.Details.(*Status)

@@ -24,6 +24,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/harness-go/harness/host/secret"
+	"github.com/harness-go/harness/internal/proc"
 	"github.com/harness-go/harness/internal/safe"
 )
 
@@ -36,7 +37,8 @@ const (
 	stderrLines     = 40
 	stderrLineBytes = 2048
 	// The close ladder: stdin closed, then SIGTERM, then SIGKILL, to the
-	// whole process group.
+	// whole process group (and, on Linux, the server's daemons; see
+	// internal/proc).
 	stdinGrace = 1 * time.Second
 	termGrace  = 2 * time.Second
 	killGrace  = 2 * time.Second
@@ -52,14 +54,14 @@ const (
 var errTooLarge = fmt.Errorf("the server's response exceeded the %d MiB message limit", MaxMessageBytes>>20)
 
 // stdioConn is an MCP transport over a child process's stdin and stdout. It
-// replaces mcp-go's stdio transport to get what a host needs: the child in
-// its own process group (so `npx` and `sh -c` grandchildren die with it), a
-// bounded close ladder, a bound on message size, a stderr tail, the exit
+// replaces mcp-go's stdio transport to get what a host needs: the child
+// contained by internal/proc (its own process group, so `npx` and `sh -c`
+// grandchildren die with it; more per OS), a bounded close ladder, a bound on message size, a stderr tail, the exit
 // status, and notifications delivered off the read loop (a handler may send
 // requests). It implements transport.Interface and
 // transport.BidirectionalInterface.
 type stdioConn struct {
-	cmd     *exec.Cmd
+	proc    *proc.Process
 	stdin   *os.File
 	log     *slog.Logger
 	secrets *secret.Set // hides secret values in what we log and keep
@@ -99,9 +101,9 @@ type stdioConn struct {
 	workers   sync.WaitGroup
 }
 
-// startStdio starts the server. The child runs in its own process group with
-// the given environment and directory; ctx only bounds the start.
-func startStdio(command string, args, env []string, dir string, log *slog.Logger, secrets *secret.Set) (*stdioConn, error) {
+// startStdio starts the server through sp, which contains it (see
+// internal/proc), with the given environment and directory.
+func startStdio(sp *proc.Spawner, command string, args, env []string, dir string, log *slog.Logger, secrets *secret.Set) (*stdioConn, error) {
 	path, err := resolveCommand(command, dir, env)
 	if err != nil {
 		return nil, err
@@ -129,8 +131,7 @@ func startStdio(command string, args, env []string, dir string, log *slog.Logger
 	cmd.Env = env
 	cmd.Dir = dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	startErr := cmd.Start()
+	p, startErr := sp.Start(cmd)
 	inR.Close()
 	outW.Close()
 	errW.Close()
@@ -141,7 +142,7 @@ func startStdio(command string, args, env []string, dir string, log *slog.Logger
 		return nil, fmt.Errorf("start %s: %w", command, startErr)
 	}
 	c := &stdioConn{
-		cmd:       cmd,
+		proc:      p,
 		stdin:     inW,
 		out:       outR,
 		rd:        newLineReader(outR, 64<<10),
@@ -159,7 +160,7 @@ func startStdio(command string, args, env []string, dir string, log *slog.Logger
 	c.workers.Add(4)
 	go func() {
 		defer c.workers.Done()
-		c.exitErr = cmd.Wait()
+		c.exitErr = p.Wait()
 		close(c.exited)
 	}()
 	go func() { defer c.workers.Done(); defer close(c.stderrEOF); c.readStderr(errR) }()
@@ -168,8 +169,8 @@ func startStdio(command string, args, env []string, dir string, log *slog.Logger
 	return c, nil
 }
 
-// PID returns the server's process id (and process group id).
-func (c *stdioConn) PID() int { return c.cmd.Process.Pid }
+// PID returns the server's process id (and, on unix, process group id).
+func (c *stdioConn) PID() int { return c.proc.Pid() }
 
 // Start is a no-op: the process runs from startStdio on.
 func (c *stdioConn) Start(context.Context) error { return nil }
@@ -734,24 +735,27 @@ func (c *stdioConn) lose(err error) {
 }
 
 // Close stops the server: stdin is closed; if the process has not exited
-// after stdinGrace, its group gets SIGTERM; after termGrace, SIGKILL. Any
-// process left in the group after the server exits gets the same ladder.
-// Close waits for the transport's goroutines and is safe to call twice.
+// after stdinGrace, it gets SIGTERM (its whole group, and on Linux its
+// daemons); after termGrace, SIGKILL. Whatever of it is left after the
+// server exits gets the same ladder, then proc's Close kills and reaps the
+// rest. Close waits for the transport's goroutines and is safe to call twice.
 func (c *stdioConn) Close() error {
 	c.closeOnce.Do(func() {
 		c.lose(&ConnectionLostError{Reason: "closed"})
 		_ = c.stdin.Close()
-		pgid := c.cmd.Process.Pid
 		if !c.waitExit(stdinGrace) {
-			_ = syscall.Kill(-pgid, syscall.SIGTERM)
+			_ = c.proc.Terminate()
 			if !c.waitExit(termGrace) {
-				_ = syscall.Kill(-pgid, syscall.SIGKILL)
+				_ = c.proc.Kill()
 				if !c.waitExit(killGrace) {
-					c.closeErr = fmt.Errorf("the server (pid %d) did not exit after SIGKILL", pgid)
+					c.closeErr = fmt.Errorf("the server (pid %d) did not exit after SIGKILL", c.proc.Pid())
 				}
 			}
 		}
-		c.reapGroup(pgid)
+		c.reapLeftovers()
+		if err := c.proc.Close(); err != nil && c.closeErr == nil {
+			c.closeErr = err
+		}
 		c.workers.Wait()
 	})
 	return c.closeErr
@@ -768,57 +772,19 @@ func (c *stdioConn) waitExit(d time.Duration) bool {
 	}
 }
 
-// reapGroup ends what is left of the server's process group (grandchildren
-// that outlived it): SIGTERM, a short grace, SIGKILL. There is no event for
-// the exit of a process we did not start, so it polls.
-func (c *stdioConn) reapGroup(pgid int) {
-	alive := func() bool { return groupAlive(pgid) }
-	if !alive() {
+// reapLeftovers gives what is left of the server once it exited
+// (grandchildren that outlived it, daemons) SIGTERM and a short grace;
+// proc's Close then kills what still runs. There is no event for the exit of
+// a process we did not start, so it polls.
+func (c *stdioConn) reapLeftovers() {
+	if !c.proc.Alive() {
 		return
 	}
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	_ = c.proc.Terminate()
 	deadline := time.Now().Add(termGrace)
-	for alive() && time.Now().Before(deadline) {
+	for c.proc.Alive() && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if alive() {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	}
-}
-
-// groupAlive reports whether a process of group pgid still runs. A zombie
-// (dead, not yet reaped by its parent — init, for orphans) does not count:
-// signals cannot reach it and it holds nothing. Where /proc cannot tell,
-// any member counts.
-func groupAlive(pgid int) bool {
-	if syscall.Kill(-pgid, 0) != nil {
-		return false
-	}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return true
-	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid pgrp …: comm may hold spaces and parentheses,
-		// so read after the last ')'.
-		rest := stat[bytes.LastIndexByte(stat, ')')+1:]
-		f := strings.Fields(string(rest))
-		if len(f) < 3 || pid == 0 {
-			continue
-		}
-		if g, _ := strconv.Atoi(f[2]); g == pgid && f[0] != "Z" && f[0] != "X" {
-			return true
-		}
-	}
-	return false
 }
 
 // idKey is the map key of a request id; canonicalID of the echoed id must

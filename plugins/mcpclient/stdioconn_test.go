@@ -20,6 +20,7 @@ import (
 
 	"github.com/harness-go/harness/host/secret"
 	"github.com/harness-go/harness/internal/hosttest"
+	"github.com/harness-go/harness/internal/proc"
 	"github.com/harness-go/harness/internal/testlog"
 )
 
@@ -40,12 +41,28 @@ func startScript(t *testing.T, script string, secrets ...string) *scriptConn {
 	watch := hosttest.NewLogWatch(log.Handler())
 	set := secret.New()
 	set.Add(secrets...)
-	c, err := startStdio("/bin/sh", []string{"-c", script}, []string{"PATH=/usr/bin:/bin"}, t.TempDir(), slog.New(watch), set)
+	c, err := startStdio(testSpawner(t), "/bin/sh", []string{"-c", script}, []string{"PATH=/usr/bin:/bin"}, t.TempDir(), slog.New(watch), set)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	return &scriptConn{stdioConn: c, watch: watch, log: rec}
+}
+
+// testSpawner returns a spawner closed at cleanup, after the cleanups
+// registered later (which close the connections).
+func testSpawner(t *testing.T) *proc.Spawner {
+	t.Helper()
+	sp, err := proc.NewSpawner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := sp.Close(); err != nil {
+			t.Errorf("closing the spawner: %v", err)
+		}
+	})
+	return sp
 }
 
 // lost waits until the connection ends and returns why.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/host/secret"
+	"github.com/harness-go/harness/internal/proc"
 	"github.com/harness-go/harness/internal/safe"
 	"github.com/harness-go/harness/plugins/tools"
 )
@@ -51,7 +52,8 @@ type supervisor struct {
 	log     *slog.Logger
 	secrets *secret.Set
 	reg     *tools.Registry
-	server  string // serverName, fixed for the instance's life
+	spawn   *proc.Spawner // the host's, for a stdio server; nil over HTTP
+	server  string        // serverName, fixed for the instance's life
 	syncReq chan struct{}
 	// releaseName lets go of this instance's hold on the serverName; a
 	// retired instance lets go at once, so the name can move to another
@@ -196,7 +198,7 @@ func (s *supervisor) connect(life context.Context) (*session, []rawTool, error) 
 	cfg := s.config()
 	ctx, cancel := context.WithTimeout(life, cfg.startupTimeout())
 	defer cancel()
-	c, err := dial(life, cfg, s.ctx.Dir(), s.log, s.secrets)
+	c, err := dial(life, s.spawn, cfg, s.ctx.Dir(), s.log, s.secrets)
 	if err != nil {
 		return nil, nil, fmt.Errorf("mcp-client(%s): %w", s.server, err)
 	}

@@ -245,17 +245,17 @@ func startServer(t *testing.T, env []string, command string, args ...string) *se
 	cmd := exec.Command(command, args...)
 	cmd.Env = environ(env, nil)
 	cmd.Dir = t.TempDir()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	s := &server{cmd: cmd, exited: make(chan struct{})}
 	s.out, s.err = proctest.Start(t, cmd, 0)
 	go func() { cmd.Wait(); close(s.exited) }()
 	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+		signalGroup(cmd, syscall.SIGINT)
 		select {
 		case <-s.exited:
 		case <-time.After(5 * time.Second):
 		}
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		signalGroup(cmd, syscall.SIGKILL)
 		<-s.exited
 	})
 	return s

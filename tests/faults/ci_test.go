@@ -1,3 +1,5 @@
+//go:build unix
+
 package faults
 
 // Row 10: fuzz targets for the public-name function, the !!js evaluator,

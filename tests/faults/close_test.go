@@ -1,3 +1,5 @@
+//go:build unix
+
 package faults
 
 // Row 3: servers that ignore SIGTERM and the end of their stdin, and

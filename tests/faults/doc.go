@@ -23,4 +23,9 @@
 // The one exception is the exit of a process the test did not start (a
 // server's grandchild, a server the harness started): no event exists for
 // it, so those checks poll with a deadline, and say so.
+//
+// The tests build on every unix (they use signals, FIFOs and process groups)
+// and run on Linux (they read /proc); a few, about what only Linux offers
+// (a parent-death signal, a child subreaper), live in files for Linux only.
+// On Windows the package is this comment.
 package faults

@@ -1,3 +1,5 @@
+//go:build unix
+
 package faults
 
 // Row 6: cordis.yml edited 100 times at random — good edits, malformed

@@ -1,3 +1,5 @@
+//go:build unix
+
 package faults
 
 // Row 1: a server exits — during initialize, during the first tools/list,

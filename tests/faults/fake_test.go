@@ -1,3 +1,5 @@
+//go:build unix
+
 package faults
 
 // A minimal MCP server that streams huge messages without holding them, so

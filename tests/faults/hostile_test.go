@@ -1,3 +1,5 @@
+//go:build unix
+
 package faults
 
 // Rows 6 and 10: configuration files built to hurt — an alias bomb, deep

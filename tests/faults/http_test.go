@@ -1,3 +1,5 @@
+//go:build unix
+
 package faults
 
 // Row 5: Streamable HTTP servers that answer 500, forget the session (404),

@@ -1,3 +1,5 @@
+//go:build unix
+
 package faults
 
 // Row 4, the memory bound: a server that sends messages far larger than

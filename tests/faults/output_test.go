@@ -1,3 +1,5 @@
+//go:build unix
+
 package faults
 
 // Row 4: what a server writes that it should not — lines that are not

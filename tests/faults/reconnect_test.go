@@ -1,3 +1,5 @@
+//go:build unix
+
 package faults
 
 // Rows 11a–11e: connections that survive (DESIGN §13). A server that

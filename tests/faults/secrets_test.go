@@ -1,3 +1,5 @@
+//go:build unix
+
 package faults
 
 // Row 8: values of env and headers — literal or put there by !!js — never

@@ -1,3 +1,5 @@
+//go:build unix
+
 package faults
 
 // Row 9: SIGINT (or SIGTERM) while entries are still starting, and while a

@@ -1,3 +1,5 @@
+//go:build unix
+
 package faults
 
 // Row 2: a server that never answers initialize (or its first tools/list)

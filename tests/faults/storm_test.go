@@ -1,3 +1,5 @@
+//go:build unix
+
 package faults
 
 // Row 7: a storm of notifications/tools/list_changed while tools are being

@@ -1,3 +1,5 @@
+//go:build unix
+
 package faults
 
 // Rows 6a and 6b: a cordis.yml behind links (a Kubernetes ConfigMap), and a
