@@ -25,13 +25,15 @@ func TestSetsidDaemonGone(t *testing.T) {
 		// end disposes the entry d (or stops the harness) and says whether
 		// the harness still runs (then it must have reaped the daemon).
 		end func(t *testing.T, s *session, dir string, ok ent) (running bool)
+		// within bounds the wait for the processes, once end returned.
+		within time.Duration
 	}{
 		{"entry removed", func(t *testing.T, s *session, dir string, ok ent) bool {
 			from := s.err.Len()
 			writeConfig(t, dir, cordis(ok))
 			s.waitErr(from, `"d stopped"`, prefix("harness: d stopped"))
 			return true
-		}},
+		}, time.Second},
 		{"entry restarted", func(t *testing.T, s *session, _ string, _ ent) bool {
 			from := s.err.Len()
 			if got := s.do("/restart d"); len(got) != 1 || got[0] != "restarting d" {
@@ -39,14 +41,14 @@ func TestSetsidDaemonGone(t *testing.T) {
 			}
 			s.waitErr(from, `"d ready" after the restart`, prefix("harness: d ready"))
 			return true
-		}},
+		}, closeBound}, // make before break: the old server goes after the new one is ready, with its ladder
 		{"harness exits", func(t *testing.T, s *session, _ string, _ ent) bool {
 			s.send("/quit\n")
 			if code := s.waitExit(); code != 0 {
 				t.Errorf("/quit: exit code %d\n%s", code, s.dump())
 			}
 			return false
-		}},
+		}, time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -69,9 +71,9 @@ func TestSetsidDaemonGone(t *testing.T) {
 			if running {
 				parent = s.pid()
 			}
-			goneFrom(t, "the server and its daemon", pids, parent, time.Second)
+			goneFrom(t, "the server and its daemon", pids, parent, tc.within)
 			if running {
-				if reaped, p := waitReaped(daemon, time.Second); !reaped {
+				if reaped, p := waitReaped(daemon, tc.within); !reaped {
 					t.Errorf("daemon %d was killed but not reaped: state %c, parent %d (the harness is %d)", daemon, p.state, p.ppid, s.pid())
 				}
 				if took := time.Since(at); took > closeBound+startOverhead {
