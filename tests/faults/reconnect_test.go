@@ -205,3 +205,73 @@ func TestTimedOutCallIsCancelledBeforeExit(t *testing.T) {
 		t.Fatalf("the server never received notifications/cancelled; it received:\n%s", log.Text())
 	}
 }
+
+// Row 12a through the binary, as a person would see it: a script calls a
+// tool through the console without pause while the entry's args are edited
+// 50 times; no call fails, and an edit of toolCallTimeoutMs alone keeps the
+// server's process.
+func TestConsoleCallsDuringEdits(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pids")
+	killLeftovers(t, pidFile)
+	entry := func(i, timeout int) string {
+		return cordis(stdioEnt("fx", "fx", "--only", "echo,pid", "--pidfile", pidFile, "--name", fmt.Sprintf("v%d", i)).with("toolCallTimeoutMs", timeout))
+	}
+	writeConfig(t, dir, entry(0, 60000))
+	s := start(t, harnessBin, dir, nil)
+	s.do("/tools")
+
+	stop := make(chan struct{})
+	failures := make(chan string, 1)
+	calls := 0
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			got, err := s.tryDo(`/call mcp__fx__echo {"message":"x"}`)
+			calls++
+			if err != nil || len(got) != 1 || got[0] != "echo: x" {
+				select {
+				case failures <- fmt.Sprintf("%q %v", got, err):
+				default:
+				}
+				return
+			}
+		}
+	}()
+	for i := 1; i <= 50; i++ {
+		from := s.err.Len()
+		writeConfig(t, dir, entry(i, 60000))
+		s.waitErr(from, fmt.Sprintf(`"fx ready" after edit %d`, i), prefix("harness: fx ready"))
+	}
+	close(stop)
+	<-done
+	select {
+	case f := <-failures:
+		t.Fatalf("a call failed during the edits: %s\n%s", f, s.dump())
+	default:
+	}
+	if calls < 50 {
+		t.Errorf("only %d calls during 50 edits", calls)
+	}
+	pid := readPIDs(t, pidFile)[0]
+	from := s.err.Len()
+	writeConfig(t, dir, entry(50, 1234))
+	s.waitErr(from, `"reloaded: updated fx"`, has("reloaded", "updated fx"))
+	if got := readPIDs(t, pidFile)[0]; got != pid {
+		t.Fatalf("editing toolCallTimeoutMs started a new server: pid %d, was %d", got, pid)
+	}
+	if got := s.do(`/call mcp__fx__pid {}`); len(got) != 1 || got[0] != strconv.Itoa(pid) {
+		t.Fatalf("the server answering is %q, want pid %d", got, pid)
+	}
+	s.send("/quit\n")
+	if code := s.waitExit(); code != 0 {
+		t.Fatalf("/quit: exit code %d\n%s", code, s.dump())
+	}
+}
