@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"sync"
 
 	"github.com/harness-go/harness/fiber"
@@ -380,24 +381,12 @@ func (h *Host) wakePending() {
 				h.apply(e, nil)
 				progress = true
 			} else if e.state == Pending {
-				if m := h.missing(e.kind); !equalStrings(m, e.missing) {
+				if m := h.missing(e.kind); !slices.Equal(m, e.missing) {
 					h.setState(e, Pending, nil, m)
 				}
 			}
 		}
 	}
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // finish records the end of initial work started with Context.Begin.

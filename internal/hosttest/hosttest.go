@@ -137,22 +137,7 @@ func (h *Host) Entry(id string) host.EntryStatus {
 // WaitState waits until entry id is in state s.
 func (h *Host) WaitState(id string, s host.State, within time.Duration) host.EntryStatus {
 	h.T.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), within)
-	defer cancel()
-	var got host.EntryStatus
-	err := h.H.Wait(ctx, func(snap []host.EntryStatus) bool {
-		for _, e := range snap {
-			if e.ID == id {
-				got = e
-				return e.State == s
-			}
-		}
-		return false
-	})
-	if err != nil {
-		h.T.Fatalf("entry %q did not become %s within %s: %s", id, s, within, h.States())
-	}
-	return got
+	return h.WaitEntry(id, within, "state "+s.String(), func(e host.EntryStatus) bool { return e.State == s })
 }
 
 // WaitEntry waits until cond holds for entry id's status, re-checking at

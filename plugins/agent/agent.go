@@ -14,6 +14,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/harness-go/harness/host/secret"
+	"github.com/harness-go/harness/internal/origin"
 	"github.com/harness-go/harness/plugins/tools"
 )
 
@@ -74,7 +75,7 @@ func New(cfg Config, reg *tools.Registry, o Options) *Agent {
 	hc := o.HTTPClient
 	if hc == nil {
 		a.transport = newTransport(cfg.requestTimeout())
-		hc = &http.Client{Transport: boundedErrors{a.transport}, CheckRedirect: sameOriginRedirects}
+		hc = &http.Client{Transport: boundedErrors{a.transport}, CheckRedirect: origin.SameOnly("the API key is")}
 	}
 	// The service alone, not openai.NewClient: the client would read
 	// OPENAI_API_KEY, OPENAI_BASE_URL and more from the environment, and

@@ -1,12 +1,10 @@
 package agent
 
 import (
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
-	"net/url"
-	"strings"
+
+	"github.com/harness-go/harness/internal/origin"
 )
 
 // maxErrorBody bounds what is read of an error response: the message we
@@ -29,36 +27,5 @@ func (t boundedErrors) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// sameOriginRedirects follows a redirect only to the origin (scheme, host,
-// port) of the first request, at most 10 times: the API key must never
-// reach another origin.
-func sameOriginRedirects(req *http.Request, via []*http.Request) error {
-	if len(via) >= 10 {
-		return errors.New("stopped after 10 redirects")
-	}
-	if from, to := origin(via[0].URL), origin(req.URL); from != to {
-		return &CrossOriginError{From: from, To: to}
-	}
-	return nil
-}
-
 // CrossOriginError is a redirect refused because it leads to another origin.
-type CrossOriginError struct{ From, To string }
-
-func (e *CrossOriginError) Error() string {
-	return fmt.Sprintf("the endpoint redirected to another origin, %s; refused: the API key is never sent to another origin than %s", e.To, e.From)
-}
-
-// origin is scheme://host:port, with the scheme's default port made explicit.
-func origin(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		switch u.Scheme {
-		case "https":
-			port = "443"
-		default:
-			port = "80"
-		}
-	}
-	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
-}
+type CrossOriginError = origin.RedirectError

@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -687,5 +690,36 @@ func TestEventJSON(t *testing.T) {
 		if err != nil || string(b) != tc.want {
 			t.Errorf("%s: %s (%v), want %s", tc.e.Type, b, err, tc.want)
 		}
+	}
+}
+
+// The API key never goes to another origin: an endpoint that redirects
+// elsewhere gets a refusal naming where, and the other origin sees nothing;
+// a redirect within the endpoint's origin is followed.
+func TestRedirectToAnotherOriginIsRefused(t *testing.T) {
+	t.Parallel()
+	const key = "sk-test-redirect-0123456789"
+	var leaked atomic.Int32
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			leaked.Add(1)
+		}
+		http.Error(w, "not here", http.StatusNotFound)
+	}))
+	t.Cleanup(elsewhere.Close)
+	x := newFixture(t, func(c *agent.Config) { c.APIKey = key }, fakellm.Say("hello"))
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(front.Close)
+	x.cfg.BaseURL = front.URL
+	var conv agent.Conversation
+	o := x.turn(&conv, "hi")
+	u, _ := url.Parse(elsewhere.URL)
+	if o.err == nil || !strings.Contains(o.err.Error(), "redirected to another origin, http://"+u.Host) || strings.Contains(o.err.Error(), key) {
+		t.Fatalf("err = %v", o.err)
+	}
+	if n := leaked.Load(); n > 0 {
+		t.Fatalf("%d request(s) carried the key to another origin", n)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/harness-go/harness/host/secret"
+	"github.com/harness-go/harness/internal/origin"
 )
 
 // httpConn is a Streamable HTTP connection: mcp-go's transport, which keeps
@@ -134,42 +134,12 @@ func httpClient(cfg *Config, secrets *secret.Set, lost func(error)) *http.Client
 	rt := http.DefaultTransport.(*http.Transport).Clone() // a pool of its own: a restart never meets a stale one
 	return &http.Client{
 		Transport:     &headerTransport{next: rt, headers: cfg.Headers, secrets: secrets, lost: lost},
-		CheckRedirect: sameOriginRedirects,
+		CheckRedirect: origin.SameOnly("the configured headers are"),
 	}
-}
-
-// sameOriginRedirects follows a redirect only to the origin (scheme, host,
-// port) of the first request, at most 10 times.
-func sameOriginRedirects(req *http.Request, via []*http.Request) error {
-	if len(via) >= 10 {
-		return errors.New("stopped after 10 redirects")
-	}
-	if from, to := origin(via[0].URL), origin(req.URL); from != to {
-		return &CrossOriginError{From: from, To: to}
-	}
-	return nil
 }
 
 // CrossOriginError is a redirect refused because it leads to another origin.
-type CrossOriginError struct{ From, To string }
-
-func (e *CrossOriginError) Error() string {
-	return fmt.Sprintf("the server redirected to another origin, %s; refused: the configured headers are never sent to another origin than %s", e.To, e.From)
-}
-
-// origin is scheme://host:port, with the scheme's default port made explicit.
-func origin(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		switch u.Scheme {
-		case "https":
-			port = "443"
-		default:
-			port = "80"
-		}
-	}
-	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
-}
+type CrossOriginError = origin.RedirectError
 
 // headerTransport sets the configured headers on every request.
 type headerTransport struct {

@@ -536,23 +536,3 @@ func TestHTTPRedirects(t *testing.T) {
 	hx.wantState("same", host.Ready)
 	hx.wantCall("mcp__same__echo", `{"message":"via a same-origin redirect"}`, "echo: via a same-origin redirect", false)
 }
-
-func TestOrigin(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{
-		"http://Example.com/mcp":      "http://example.com:80",
-		"https://example.com/mcp":     "https://example.com:443",
-		"https://example.com:443/x":   "https://example.com:443",
-		"http://127.0.0.1:8080/mcp":   "http://127.0.0.1:8080",
-		"http://[::1]:9/mcp":          "http://::1:9",
-		"HTTPS://example.com:8443/mc": "https://example.com:8443",
-	} {
-		u, err := url.Parse(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := origin(u); got != want {
-			t.Errorf("origin(%s) = %s, want %s", in, got, want)
-		}
-	}
-}
