@@ -279,7 +279,7 @@ func (rt *runtime) swap(list []rawTool) error {
 			hidden++
 			continue // filtered out by enabledTools/disabledTools
 		}
-		batch = append(batch, tools.Tool{Name: public, Description: t.Description, Parameters: t.InputSchema, Execute: rt.executor(t.Name)})
+		batch = append(batch, tools.Tool{Name: public, Description: t.Description, Parameters: t.InputSchema, Definition: t.Definition, Execute: rt.executor(t.Name)})
 		names = append(names, NamePair{Public: public, Raw: t.Name})
 	}
 	sort.Slice(names, func(i, j int) bool { return names[i].Public < names[j].Public })
@@ -330,12 +330,16 @@ func listingErrorf(format string, args ...any) error {
 	return &listingError{fmt.Errorf(format, args...)}
 }
 
-// digestTools identifies a listing by everything that reaches the model.
+// digestTools identifies a listing by everything that reaches the model, and
+// by the rest of each tool's definition (title, annotations), which the
+// gateway serves.
 func digestTools(list []rawTool) string {
 	var b strings.Builder
 	for _, t := range list {
 		fmt.Fprintf(&b, "%q %q %d:", t.Name, t.Description, len(t.InputSchema))
 		b.Write(t.InputSchema)
+		fmt.Fprintf(&b, " %d:", len(t.Definition))
+		b.Write(t.Definition)
 		b.WriteByte('\n')
 	}
 	return b.String()
@@ -395,7 +399,9 @@ func (rt *runtime) executor(raw string) tools.Executor {
 		for _, d := range m.Discarded {
 			rt.log.Warn("non-text content discarded from a tool result", "tool", safe.Line(raw), "placeholder", d)
 		}
-		return tools.Result{Text: budget(m.Text, rt.cfg.MaxResultBytes), IsError: m.IsError}, nil
+		// maxResultBytes cuts the model's text only; the raw result is
+		// the server's, for the gateway to pass on.
+		return tools.Result{Text: budget(m.Text, rt.cfg.MaxResultBytes), IsError: m.IsError, Raw: res}, nil
 	}
 }
 

@@ -75,6 +75,9 @@ type rawTool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"inputSchema"`
+	// Definition is the whole tool object as listed (title, annotations,
+	// outputSchema…), for the gateway (tools.Tool.Definition).
+	Definition json.RawMessage `json:"-"`
 }
 
 // defaultSchema stands in for a tool listed without an inputSchema.
@@ -252,6 +255,7 @@ func (s *session) listTools(ctx context.Context) ([]rawTool, error) {
 			if len(tool.InputSchema) == 0 || string(tool.InputSchema) == "null" {
 				tool.InputSchema = defaultSchema
 			}
+			tool.Definition = t
 			all = append(all, tool)
 		}
 		if res.NextCursor == nil || *res.NextCursor == "" {
