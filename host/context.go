@@ -148,13 +148,5 @@ func (c *Context) Defer(name string, fn fiber.Disposer) (release fiber.Disposer,
 // table, say) instead of in package variables, so that two hosts in one
 // process never see each other's state. Use an unexported type as key.
 func (c *Context) Shared(key any, newValue func() any) any {
-	h := c.host
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	v, ok := h.shared[key]
-	if !ok {
-		v = newValue()
-		h.shared[key] = v
-	}
-	return v
+	return c.host.Shared(key, newValue)
 }

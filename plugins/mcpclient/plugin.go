@@ -45,6 +45,7 @@ import (
 
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/host/secret"
+	"github.com/harness-go/harness/internal/loop"
 	"github.com/harness-go/harness/internal/safe"
 	"github.com/harness-go/harness/plugins/tools"
 )
@@ -76,6 +77,7 @@ type Plugin struct {
 // runtime is the live state of an applied instance.
 type runtime struct {
 	secrets *secret.Set
+	self    *loop.Self // this harness, for loop detection
 	cfg     Config
 	ctx     *host.Context
 	log     *slog.Logger
@@ -141,6 +143,7 @@ func (p *Plugin) Apply(ctx *host.Context) error {
 
 	rt := &runtime{
 		secrets: ctx.Secrets(),
+		self:    loop.From(ctx),
 		cfg:     p.Config,
 		ctx:     ctx,
 		log:     ctx.Logger().With("server", name),
@@ -194,7 +197,7 @@ func (rt *runtime) run(life context.Context, done func(error)) {
 func (rt *runtime) connect(life context.Context) error {
 	ctx, cancel := context.WithTimeout(life, rt.cfg.startupTimeout())
 	defer cancel()
-	sess, err := dial(life, rt.cfg, rt.ctx.Dir(), rt.log, rt.secrets)
+	sess, err := dial(life, withChain(rt.cfg, rt.self), rt.ctx.Dir(), rt.log, rt.secrets)
 	if err != nil {
 		return fmt.Errorf("mcp-client(%s): %w", rt.cfg.ServerName, err)
 	}
@@ -209,6 +212,9 @@ func (rt *runtime) connect(life context.Context) error {
 	}
 	err = sess.handshake(life, ctx, rt.requestSync)
 	if err == nil {
+		if err := rt.checkLoop(sess); err != nil {
+			return err
+		}
 		info, proto := sess.info()
 		rt.log.Info("connected", "serverInfo", safe.Line(info.Name+" "+info.Version), "protocol", proto)
 		err = rt.resync(ctx)
