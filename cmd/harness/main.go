@@ -13,6 +13,7 @@ import (
 	// The plugin kinds this binary offers.
 	_ "github.com/harness-go/harness/plugins/echo"
 	_ "github.com/harness-go/harness/plugins/mcpclient"
+	_ "github.com/harness-go/harness/plugins/mcpserver"
 )
 
 func main() {

@@ -56,6 +56,8 @@ type options struct {
 	args      []string
 	// set records the flags given explicitly.
 	set map[string]bool
+	// serve holds the flags of harness serve (serve.go).
+	serve serveFlags
 }
 
 // usageError is a command line that does not parse.
@@ -77,7 +79,7 @@ func exit(code int, format string, args ...any) error {
 	return &exitError{code: code, msg: fmt.Sprintf(format, args...)}
 }
 
-var commands = map[string]bool{"run": true, "tools": true, "call": true, "status": true, "validate": true, "schema": true, "version": true, "help": true}
+var commands = map[string]bool{"run": true, "serve": true, "tools": true, "call": true, "status": true, "validate": true, "schema": true, "version": true, "help": true}
 
 // parse reads flags anywhere on the line: before or after the command and its
 // arguments. "--" ends the flags.
@@ -131,6 +133,8 @@ func parse(args []string) (*options, error) {
 			o.json = true
 		case "h", "help":
 			o.help = true
+		case "http", "token", "tools", "allow-host":
+			err = o.serve.set(name, takeValue)
 		default:
 			return nil, usagef("unknown flag %s", a)
 		}
@@ -221,6 +225,9 @@ func Main(ctx context.Context, args []string, env Env) int {
 }
 
 func dispatch(ctx context.Context, o *options, env Env) error {
+	if err := o.serve.only(o.command); err != nil {
+		return err
+	}
 	switch o.command {
 	case "version":
 		if len(o.args) > 0 {
@@ -248,6 +255,11 @@ func dispatch(ctx context.Context, o *options, env Env) error {
 			return usagef("status takes no arguments")
 		}
 		return oneShot(ctx, o, env, showStatus)
+	case "serve":
+		if len(o.args) > 0 {
+			return usagef("serve takes no arguments")
+		}
+		return serve(ctx, o, env)
 	case "call":
 		if len(o.args) < 1 || len(o.args) > 2 {
 			return usagef("call takes a tool name and optionally its JSON arguments (or - to read them from stdin)")

@@ -454,3 +454,36 @@ func TestReadLine(t *testing.T) {
 		})
 	}
 }
+
+// The end of stdin stops the gateway, but the calls in flight finish and
+// are answered first: `printf … | harness serve` gets every answer.
+func TestEOFFinishesTheCallsInFlight(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, Options{})
+	started, release := make(chan struct{}), make(chan struct{})
+	r.register(tools.Tool{Name: "slow", Execute: func(ctx context.Context, _ json.RawMessage) (tools.Result, error) {
+		close(started)
+		select {
+		case <-release:
+			return tools.Result{Text: "finished"}, nil
+		case <-ctx.Done():
+			return tools.Result{}, ctx.Err()
+		}
+	}})
+	c := r.stdioClient()
+	c.initialize()
+	id := c.request("tools/call", map[string]any{"name": "slow", "arguments": map[string]any{}})
+	select {
+	case <-started:
+	case <-time.After(waitTimeout):
+		t.Fatal("the call never started")
+	}
+	c.in.Close()
+	close(release)
+	if m := c.response(id); !strings.Contains(string(m.Result), "finished") {
+		t.Fatalf("the call in flight at EOF: %s", m.raw)
+	}
+	if err := c.close(); err != nil {
+		t.Fatalf("ServeStdio: %v", err)
+	}
+}

@@ -42,7 +42,7 @@ type Plugin struct {
 	mu  sync.Mutex
 	gw  *Gateway
 	srv *HTTPServer
-	off bool // harness serve serves this host already
+	off string // why the entry does nothing ("" when it serves)
 }
 
 // Validate checks the configuration.
@@ -63,10 +63,10 @@ func (p *Plugin) Validate() error {
 // disposed.
 func (p *Plugin) Apply(ctx *host.Context) error {
 	ho := hostOptions(ctx)
-	if ho.Ignore {
-		ctx.Logger().Info("mcp-server entry ignored: harness serve serves this host itself")
+	if ho.Ignore != "" {
+		ctx.Logger().Info("mcp-server entry ignored", "why", ho.Ignore)
 		p.mu.Lock()
-		p.off = true
+		p.off = ho.Ignore
 		p.mu.Unlock()
 		return nil
 	}
@@ -119,8 +119,8 @@ func (p *Plugin) Status() any {
 	defer p.mu.Unlock()
 	st := &Status{Tools: p.Tools, Token: p.Token != ""}
 	switch {
-	case p.off:
-		st.Note = "ignored: harness serve serves this host itself"
+	case p.off != "":
+		st.Note = "ignored: " + p.off
 	case p.srv != nil:
 		st.URL = p.srv.URL()
 	}
@@ -148,10 +148,11 @@ type HostOptions struct {
 	// Settle waits until the host's entries have settled, bounded as the
 	// program wants: a gateway's first tools/list waits for it.
 	Settle func(context.Context) error
-	// Ignore makes mcp-server entries do nothing: `harness serve` serves
-	// the host itself, and a second listener from the file would serve it
-	// twice.
-	Ignore bool
+	// Ignore, when set, makes mcp-server entries do nothing, and says
+	// why: `harness serve` serves the host itself (a listener from the
+	// file would serve it twice), and a one-shot command must not take
+	// the port of a running harness.
+	Ignore string
 }
 
 type hostOptionsKey struct{}

@@ -20,9 +20,10 @@ const MaxMessageBytes = 16 << 20
 
 // ServeStdio serves one MCP client over newline-delimited JSON-RPC: it reads
 // in, writes only protocol messages to out, and returns when in ends (nil),
-// when writing to out fails, or when ctx ends. Calls still running are
-// cancelled and waited for, and what they answer is written, before it
-// returns (a write to an out that nobody reads lasts until ctx ends).
+// when writing to out fails, or when ctx ends. At the end of in, the
+// requests in flight finish and are answered first (each call is bounded by
+// its own timeout); when ctx ends they are cancelled. A write to an out
+// that nobody reads lasts until ctx ends.
 //
 // It does not use mcp-go's StdioServer: that keeps its one session in a
 // package-level variable (two gateways in one process would share it) and
@@ -101,10 +102,14 @@ loop:
 			break loop
 		}
 	}
-	// The client is gone or done: cancel what runs, let the handlers end
-	// (their answers are written while the writer still can), then stop
-	// the writer.
-	cancelAll(errors.New("the client closed the connection"))
+	// The end of stdin is the client's way to stop: the requests in flight
+	// finish and are answered (subscription streams, which never finish,
+	// end now); when ctx ended or stdout failed, everything is cancelled.
+	if result != nil || ctx.Err() != nil {
+		cancelAll(errors.New("the connection ended"))
+	} else {
+		c.endStreams()
+	}
 	c.handlers.Wait()
 	close(c.outbox)
 	select {
@@ -135,6 +140,7 @@ func (s *stdioSession) Initialized() bool { return s.initialized.Load() }
 
 // inflight is a request being served.
 type inflight struct {
+	method    string
 	cancel    context.CancelFunc
 	cancelled atomic.Bool // by the client's notifications/cancelled
 }
@@ -176,7 +182,7 @@ func (c *stdioConn) handle(ctx context.Context, line []byte) {
 	case isRequest:
 		key := compact(env.ID)
 		rctx, cancel := context.WithCancel(ctx)
-		req := &inflight{cancel: cancel}
+		req := &inflight{method: env.Method, cancel: cancel}
 		c.mu.Lock()
 		c.inflight[key] = req
 		c.mu.Unlock()
@@ -210,6 +216,18 @@ func (c *stdioConn) handle(ctx context.Context, line []byte) {
 		c.g.mcp.HandleMessage(ctx, line) // a notification: no answer
 	default:
 		// A response to a request of ours: the gateway sends none.
+	}
+}
+
+// endStreams cancels the requests that last until the client goes:
+// subscriptions/listen.
+func (c *stdioConn) endStreams() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, req := range c.inflight {
+		if req.method == string(mcp.MethodSubscriptionsListen) {
+			req.cancel()
+		}
 	}
 }
 
