@@ -100,6 +100,25 @@ func serve(ctx context.Context, o *options, env Env) error {
 		return err
 	}
 	defer hs.close()
+	gw, err := mcpserver.New(hs.tools, mcpserver.Options{
+		Mode:    f.tools,
+		Settle:  mcpserver.SettleWithin(hs.host, o.wait),
+		Self:    loop.FromHost(hs.host),
+		Logger:  hs.log,
+		Version: Version(),
+	})
+	if err != nil {
+		return usagef("%v", err)
+	}
+	// Bind before the entries start: an entry that reaches this gateway
+	// (a loop, refused) waits in the listen queue, not on a closed port.
+	var srv *mcpserver.HTTPServer
+	if f.http != "" {
+		if srv, err = gw.ListenHTTP(f.http, mcpserver.HTTPOptions{Token: f.token, AllowHosts: f.allowHosts}); err != nil {
+			return exit(ExitFailure, "harness serve: %v", err)
+		}
+		defer srv.Close(context.Background())
+	}
 	if err := hs.load(ctx, file); err != nil {
 		return err
 	}
@@ -134,16 +153,6 @@ func serve(ctx context.Context, o *options, env Env) error {
 		}
 	}()
 
-	gw, err := mcpserver.New(hs.tools, mcpserver.Options{
-		Mode:    f.tools,
-		Settle:  mcpserver.SettleWithin(hs.host, o.wait),
-		Self:    loop.FromHost(hs.host),
-		Logger:  hs.log,
-		Version: Version(),
-	})
-	if err != nil {
-		return usagef("%v", err)
-	}
 	runDone := make(chan struct{})
 	go func() { defer close(runDone); _ = gw.Run(ctx) }()
 	defer func() { cancel(nil); <-runDone }()
@@ -162,10 +171,6 @@ func serve(ctx context.Context, o *options, env Env) error {
 			return exit(ExitFailure, "harness serve: %v", err)
 		}
 		return nil
-	}
-	srv, err := gw.ListenHTTP(f.http, mcpserver.HTTPOptions{Token: f.token, AllowHosts: f.allowHosts})
-	if err != nil {
-		return exit(ExitFailure, "harness serve: %v", err)
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve() }()

@@ -424,8 +424,12 @@ func toResult(res tools.Result) *mcp.CallToolResult {
 }
 
 // rawResult is a server's CallToolResult, passed on as it came: each content
-// block as its raw JSON (mcp-go's typed content knows a fixed set of block
-// types), structuredContent as raw JSON, isError and _meta.
+// block of a type MCP defines as its raw JSON (mcp-go's typed content would
+// re-encode it, and knows fewer fields), structuredContent as raw JSON,
+// isError and _meta. A block of a type MCP does not define becomes a text
+// block holding its JSON: clients validate results against the protocol's
+// schema (the TypeScript SDK fails the whole call on an unknown block), and
+// that way the model still reads what the server said.
 func rawResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
 	var r struct {
 		Content           []json.RawMessage `json:"content"`
@@ -439,13 +443,29 @@ func rawResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
 	out := &mcp.CallToolResult{Content: make([]mcp.Content, len(r.Content)), IsError: r.IsError}
 	out.Meta = r.Meta
 	for i, b := range r.Content {
-		out.Content[i] = rawBlock{raw: b}
+		var head struct {
+			Type string `json:"type"`
+		}
+		_ = json.Unmarshal(b, &head)
+		if knownBlocks[head.Type] {
+			out.Content[i] = rawBlock{raw: b}
+			continue
+		}
+		var c bytes.Buffer
+		if json.Compact(&c, b) != nil {
+			c.Reset()
+			c.Write(b)
+		}
+		out.Content[i] = mcp.NewTextContent(c.String())
 	}
 	if s := bytes.TrimSpace(r.StructuredContent); len(s) > 0 && !bytes.Equal(s, []byte("null")) {
 		out.RawStructuredContent = r.StructuredContent
 	}
 	return out, nil
 }
+
+// knownBlocks are the content block types of the MCP specification.
+var knownBlocks = map[string]bool{"text": true, "image": true, "audio": true, "resource": true, "resource_link": true}
 
 // rawBlock is a content block that encodes as the JSON it came as. It
 // satisfies mcp.Content through the embedded TextContent, whose fields it

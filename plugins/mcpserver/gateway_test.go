@@ -122,7 +122,8 @@ func TestCallResults(t *testing.T) {
 		{"native", ``, `{"content":[{"type":"text","text":"line one\nline \u003ctwo\u003e"}]}`},
 		{"native_error", `{}`, `{"content":[{"type":"text","text":"Error: it broke"}],"isError":true}`},
 		{"failing", `{}`, `{"content":[{"type":"text","text":"Error: connection lost"}],"isError":true}`},
-		{"hologram", `{}`, `{"content":[{"type":"hologram","data":"x","extra":{"deep":[1,2]}},{"type":"text","text":"visible","annotations":{"audience":["user"]}}]}`},
+		// A block type MCP does not define arrives as text holding its JSON.
+		{"hologram", `{}`, `{"content":[{"type":"text","text":"{\"type\":\"hologram\",\"data\":\"x\",\"extra\":{\"deep\":[1,2]}}"},{"type":"text","text":"visible","annotations":{"audience":["user"]}}]}`},
 		{"structured", `{}`, `{"_meta":{"vendor/trace":"t1"},"content":[],"structuredContent":{"answer":42,"unit":"none"}}`},
 		{"server_error", `{}`, `{"content":[{"type":"text","text":"no such file"}],"isError":true}`},
 		{"mixed", `{}`, `{"content":[{"type":"text","text":"a"},{"type":"image","data":"aGk=","mimeType":"image/png"},{"type":"resource","resource":{"uri":"x://y","mimeType":"text/plain","text":"t"}},{"type":"resource_link","uri":"x://z","name":"z"},{"type":"audio","data":"AA==","mimeType":"audio/wav"}]}`},
