@@ -21,6 +21,9 @@ type SuiteOptions struct {
 	Tools       int // tools registered for the registry's costs
 	SoakCycles  int
 	SoakFile    int // every SoakFile-th soak cycle goes through a file write
+	// Gateway sizes the gateway part: the TypeScript SDK client through
+	// harness serve and straight to the fixture (needs node).
+	Gateway CallOptions
 
 	// Node and NPMDir locate node and the pinned npm install holding the
 	// TypeScript SDK (internal/npmtest). Both empty: no TypeScript client.
@@ -31,7 +34,7 @@ type SuiteOptions struct {
 }
 
 // Parts are the parts of the suite, in the order they run.
-var Parts = []string{"calls", "reload", "startup", "memory", "registry", "soak"}
+var Parts = []string{"calls", "reload", "startup", "memory", "registry", "soak", "gateway"}
 
 func (o SuiteOptions) runs(part string) bool {
 	return len(o.Parts) == 0 || slices.Contains(o.Parts, part)
@@ -49,6 +52,7 @@ func FullSuite() SuiteOptions {
 		Tools:       10_000,
 		SoakCycles:  1000,
 		SoakFile:    10,
+		Gateway:     CallOptions{Rounds: 10, Warmup: 1000, Seq: 1000, Callers: 16, ParN: 100},
 	}
 }
 
@@ -65,6 +69,7 @@ func QuickSuite() SuiteOptions {
 		Tools:       1000,
 		SoakCycles:  4,
 		SoakFile:    2,
+		Gateway:     CallOptions{Rounds: 1, Warmup: 5, Seq: 20, Callers: 16, ParN: 2},
 	}
 }
 
@@ -84,6 +89,7 @@ type Report struct {
 	Tools   ToolsCost
 	Soak    *SoakResult
 	SoakErr error
+	Gateway []*CallResult // the TypeScript SDK client, direct and through the gateway
 }
 
 // RunSuite runs every measurement of the suite in one process, in the
@@ -168,6 +174,21 @@ func RunSuite(ctx context.Context, bins *Binaries, o SuiteOptions, progress func
 	if o.runs("soak") {
 		say(fmt.Sprintf("soak: %d reload cycles", o.SoakCycles))
 		rep.Soak, rep.SoakErr = Soak(ctx, bins, dir("soak"), o.SoakCycles, o.SoakFile, log, say)
+	}
+
+	if o.runs("gateway") && o.Node != "" {
+		say("gateway: starting the TypeScript SDK clients, direct and through harness serve")
+		clients, err := StartGatewayClients(ctx, bins, dir("gateway"), o.Node, o.NPMDir)
+		if err != nil {
+			return nil, err
+		}
+		rep.Gateway, err = RunCalls(ctx, clients, o.Gateway, func(s string) { say("gateway: " + s) })
+		for _, c := range clients {
+			c.Close()
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	rep.Duration = time.Since(rep.Started)
 	return rep, nil

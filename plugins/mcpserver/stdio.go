@@ -27,9 +27,11 @@ const MaxMessageBytes = 16 << 20
 //
 // It does not use mcp-go's StdioServer: that keeps its one session in a
 // package-level variable (two gateways in one process would share it) and
-// runs at most five tool calls at a time. Here every request runs on its
-// own goroutine, and a notifications/cancelled is matched to its request on
-// the reading goroutine, so it can never overtake the request it cancels.
+// runs at most five tool calls at a time. Here requests run concurrently,
+// each on the goroutine that read it (see stdioConn.work), and a
+// notifications/cancelled is matched to its request by the goroutine
+// reading, so it can never overtake the request it cancels. A read blocked
+// on in is abandoned, not interrupted, when ServeStdio returns early.
 func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	sess := &stdioSession{id: fmt.Sprintf("stdio-%d", g.sessions.Add(1)), notes: make(chan mcp.JSONRPCNotification, 64)}
 	if err := g.mcp.RegisterSession(ctx, sess); err != nil {
@@ -40,82 +42,64 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	base, cancelAll := context.WithCancelCause(g.mcp.WithContext(ctx, sess))
 	defer cancelAll(nil)
 	c := &stdioConn{
-		g:          g,
-		out:        out,
-		outbox:     make(chan []byte, 64),
-		writerGone: make(chan struct{}),
-		inflight:   map[string]*inflight{},
+		g:        g,
+		base:     base,
+		r:        bufio.NewReaderSize(in, 64<<10),
+		readErr:  make(chan error, 1),
+		out:      out,
+		failed:   make(chan struct{}),
+		inflight: map[string]*inflight{},
+		turn:     make(chan struct{}),
+		quit:     make(chan struct{}),
 	}
-	writerDone := make(chan error, 1)
+	// Notifications (list_changed) are written as they come.
+	notesDone := make(chan struct{})
 	go func() {
-		defer close(c.writerGone)
-		writerDone <- c.writeLoop(sess)
-	}()
-
-	type read struct {
-		line    []byte
-		tooLong bool
-	}
-	lines := make(chan read)
-	readErr := make(chan error, 1)
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		r := bufio.NewReaderSize(in, 64<<10)
+		defer close(notesDone)
 		for {
-			line, err := readLine(r, MaxMessageBytes)
-			tooLong := errors.Is(err, errLineTooLong)
-			if len(line) > 0 || tooLong {
-				select {
-				case lines <- read{line, tooLong}:
-				case <-stop:
-					return
-				}
-			}
-			if err != nil && !tooLong {
-				readErr <- err
+			select {
+			case n := <-sess.notes:
+				c.send(mustEncode(n))
+			case <-c.quit:
 				return
 			}
 		}
 	}()
+	go c.work()
+	readErr := c.readErr
 
 	var result error
-loop:
-	for {
-		select {
-		case r := <-lines:
-			if r.tooLong {
-				c.send(mustEncode(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.PARSE_ERROR, fmt.Sprintf("a message longer than %d bytes was dropped", MaxMessageBytes), nil)))
-				continue
-			}
-			c.handle(base, r.line)
-		case err := <-readErr:
-			if !errors.Is(err, io.EOF) {
-				result = fmt.Errorf("gateway: reading stdin: %w", err)
-			}
-			break loop
-		case err := <-writerDone:
-			writerDone <- err
-			result = err
-			break loop
-		case <-ctx.Done():
-			break loop
+	select {
+	case err := <-readErr:
+		if !errors.Is(err, io.EOF) {
+			result = fmt.Errorf("gateway: reading stdin: %w", err)
 		}
+	case <-c.failed:
+		result = c.writeErr()
+	case <-ctx.Done():
 	}
 	// The end of stdin is the client's way to stop: the requests in flight
 	// finish and are answered (subscription streams, which never finish,
 	// end now); when ctx ended or stdout failed, everything is cancelled.
+	c.mu.Lock()
+	c.closing = true
+	c.mu.Unlock()
 	if result != nil || ctx.Err() != nil {
 		cancelAll(errors.New("the connection ended"))
 	} else {
 		c.endStreams()
 	}
-	c.handlers.Wait()
-	close(c.outbox)
+	done := make(chan struct{})
+	go func() {
+		c.handlers.Wait()
+		close(c.quit) // idle workers leave; the one reading leaves at the end of in
+		<-notesDone
+		close(done)
+	}()
 	select {
-	case err := <-writerDone:
-		if err != nil && result == nil {
-			result = err
+	case <-done:
+		if result == nil {
+			result = c.writeErr()
 		}
 	case <-ctx.Done():
 		// A client that neither reads nor closes stdout holds the last
@@ -146,14 +130,86 @@ type inflight struct {
 }
 
 type stdioConn struct {
-	g          *Gateway
-	out        io.Writer
-	outbox     chan []byte
-	writerGone chan struct{} // closed when the writer stopped (stdout failed, or the end)
-	handlers   sync.WaitGroup
+	g        *Gateway
+	base     context.Context
+	handlers sync.WaitGroup // the requests being served
+
+	// One goroutine reads at a time: the one holding the turn. When it
+	// reads a request it passes the turn on — to an idle worker, or a new
+	// one — and serves the request itself, so no hand-off stands between
+	// reading a request and running it. Then it waits for the turn again.
+	r       *bufio.Reader
+	readErr chan error    // why reading ended
+	turn    chan struct{} // an idle worker takes the turn from here
+	quit    chan struct{} // closed when the connection ends: idle workers leave
+
+	// Answers are written by the goroutine that has them, one message per
+	// write, under wmu: no hand-off to a writer goroutine on the way out.
+	wmu    sync.Mutex
+	out    io.Writer
+	werr   error
+	failed chan struct{} // closed at the first failed write
 
 	mu       sync.Mutex
+	closing  bool                 // no new requests
 	inflight map[string]*inflight // by the request id's JSON
+}
+
+// work reads while it holds the turn, serves the request it read, and
+// waits for the turn again, until reading ends or the connection does.
+func (c *stdioConn) work() {
+	for {
+		j, last, ok := c.read()
+		if !ok {
+			return
+		}
+		if !last {
+			select {
+			case c.turn <- struct{}{}:
+			default:
+				go c.work()
+			}
+		}
+		c.serve(j)
+		if last {
+			return
+		}
+		select {
+		case <-c.turn:
+		case <-c.quit:
+			return
+		}
+	}
+}
+
+// read reads messages, running notifications as they come, until one is a
+// request, which it returns registered; last when nothing follows it. It
+// reports false when reading ended (the reason is on readErr) or the
+// connection is ending.
+func (c *stdioConn) read() (j job, last, ok bool) {
+	for {
+		line, err := readLine(c.r, MaxMessageBytes)
+		if errors.Is(err, errLineTooLong) {
+			c.send(mustEncode(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.PARSE_ERROR, fmt.Sprintf("a message longer than %d bytes was dropped", MaxMessageBytes), nil)))
+			continue
+		}
+		if len(line) > 0 {
+			j, isRequest, open := c.handle(c.base, line)
+			switch {
+			case !open:
+				return job{}, false, false
+			case isRequest && err != nil:
+				c.readErr <- err
+				return j, true, true
+			case isRequest:
+				return j, false, true
+			}
+		}
+		if err != nil {
+			c.readErr <- err
+			return job{}, false, false
+		}
+	}
 }
 
 // envelope is what the reader needs of a message.
@@ -165,43 +221,35 @@ type envelope struct {
 	} `json:"params"`
 }
 
-// handle dispatches one line, on the reading goroutine: requests start
-// their own goroutine, notifications run here, in order.
-func (c *stdioConn) handle(ctx context.Context, line []byte) {
+// handle takes one line, on the reading goroutine: a request is registered
+// and returned, to be served; a notification runs here, in order. open is
+// false once the connection is ending.
+func (c *stdioConn) handle(ctx context.Context, line []byte) (j job, isRequest, open bool) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
-		return
+		return job{}, false, true
 	}
 	var env envelope
 	if err := json.Unmarshal(line, &env); err != nil {
 		c.send(mustEncode(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.PARSE_ERROR, "Parse error: "+err.Error(), nil)))
-		return
+		return job{}, false, true
 	}
-	isRequest := len(env.ID) > 0 && string(env.ID) != "null" && env.Method != ""
+	isRequest = len(env.ID) > 0 && string(env.ID) != "null" && env.Method != ""
 	switch {
 	case isRequest:
 		key := compact(env.ID)
 		rctx, cancel := context.WithCancel(ctx)
 		req := &inflight{method: env.Method, cancel: cancel}
 		c.mu.Lock()
-		c.inflight[key] = req
-		c.mu.Unlock()
-		c.handlers.Add(1)
-		go func() {
-			defer c.handlers.Done()
-			resp := c.g.mcp.HandleMessage(rctx, line)
-			c.mu.Lock()
-			if c.inflight[key] == req {
-				delete(c.inflight, key)
-			}
+		if c.closing {
 			c.mu.Unlock()
 			cancel()
-			// A request the client cancelled gets no answer (the MCP
-			// specification asks so).
-			if resp != nil && !req.cancelled.Load() {
-				c.send(mustEncode(resp))
-			}
-		}()
+			return job{}, false, false
+		}
+		c.inflight[key] = req
+		c.handlers.Add(1)
+		c.mu.Unlock()
+		return job{ctx: rctx, line: line, key: key, req: req}, true, true
 	case env.Method == string(mcp.MethodNotificationCancelled):
 		if len(env.Params.RequestID) > 0 {
 			c.mu.Lock()
@@ -217,6 +265,7 @@ func (c *stdioConn) handle(ctx context.Context, line []byte) {
 	default:
 		// A response to a request of ours: the gateway sends none.
 	}
+	return job{}, false, true
 }
 
 // endStreams cancels the requests that last until the client goes:
@@ -231,53 +280,49 @@ func (c *stdioConn) endStreams() {
 	}
 }
 
-// send queues a message for the writer; once the writer stopped it is
-// dropped. The outbox closes only after every handler is done, so nothing
-// sends on a closed outbox.
-func (c *stdioConn) send(msg []byte) {
-	select {
-	case c.outbox <- msg:
-	case <-c.writerGone:
+// job is one request for a worker.
+type job struct {
+	ctx  context.Context
+	line []byte
+	key  string
+	req  *inflight
+}
+
+// serve runs one request and queues its answer.
+func (c *stdioConn) serve(j job) {
+	defer c.handlers.Done()
+	resp := c.g.mcp.HandleMessage(j.ctx, j.line)
+	c.mu.Lock()
+	if c.inflight[j.key] == j.req {
+		delete(c.inflight, j.key)
+	}
+	c.mu.Unlock()
+	j.req.cancel()
+	// A request the client cancelled gets no answer (the MCP specification
+	// asks so).
+	if resp != nil && !j.req.cancelled.Load() {
+		c.send(mustEncode(resp))
 	}
 }
 
-// writeLoop writes queued answers and the session's notifications, one
-// line each, until the outbox closes.
-func (c *stdioConn) writeLoop(sess *stdioSession) error {
-	w := bufio.NewWriterSize(c.out, 64<<10)
-	var failed error
-	write := func(msg []byte) {
-		if failed != nil {
-			return
-		}
-		w.Write(msg)
-		w.WriteByte('\n')
-		// Flush when nothing else is waiting: a burst is one write.
-		if len(c.outbox) == 0 && len(sess.notes) == 0 {
-			if err := w.Flush(); err != nil {
-				failed = fmt.Errorf("gateway: writing stdout: %w", err)
-			}
-		}
+// send writes one message (a line, newline included). After a failed write
+// it writes nothing more.
+func (c *stdioConn) send(msg []byte) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.werr != nil {
+		return
 	}
-	for {
-		select {
-		case msg, ok := <-c.outbox:
-			if !ok {
-				if failed == nil {
-					if err := w.Flush(); err != nil {
-						failed = fmt.Errorf("gateway: writing stdout: %w", err)
-					}
-				}
-				return failed
-			}
-			write(msg)
-		case n := <-sess.notes:
-			write(mustEncode(n))
-		}
-		if failed != nil {
-			return failed
-		}
+	if _, err := c.out.Write(msg); err != nil {
+		c.werr = fmt.Errorf("gateway: writing stdout: %w", err)
+		close(c.failed)
 	}
+}
+
+func (c *stdioConn) writeErr() error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.werr
 }
 
 func compact(id json.RawMessage) string {
@@ -288,8 +333,8 @@ func compact(id json.RawMessage) string {
 	return b.String()
 }
 
-// mustEncode encodes a message without HTML escaping (<, > and & stay as
-// the tools wrote them).
+// mustEncode encodes a message as one line, newline included, without
+// HTML escaping of its own.
 func mustEncode(v any) []byte {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -298,7 +343,7 @@ func mustEncode(v any) []byte {
 		b.Reset()
 		enc.Encode(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.INTERNAL_ERROR, "encoding the answer: "+err.Error(), nil))
 	}
-	return bytes.TrimRight(b.Bytes(), "\n")
+	return b.Bytes()
 }
 
 // errLineTooLong reports a line over the bound; the rest of it is skipped.
