@@ -195,9 +195,6 @@ func (g *Gateway) experimental(prev map[string]any) map[string]any {
 	return out
 }
 
-// MCPServer returns the mcp-go server, for transports of one's own.
-func (g *Gateway) MCPServer() *server.MCPServer { return g.mcp }
-
 // Run keeps the served list in step with the registry until ctx ends. It
 // publishes the first list at once, and marks the gateway ready once
 // Options.Settle has returned.

@@ -55,7 +55,7 @@ func (g *Gateway) HTTPHandler(o HTTPOptions) *HTTPHandler {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = MaxMessageBytes
 	}
-	h := &HTTPHandler{g: g, opts: o, log: g.log}
+	h := &HTTPHandler{g: g, opts: o}
 	h.SetToken(o.Token)
 	h.mcp = server.NewStreamableHTTPServer(g.mcp,
 		server.WithEndpointPath(Path),
@@ -73,7 +73,6 @@ func (g *Gateway) HTTPHandler(o HTTPOptions) *HTTPHandler {
 type HTTPHandler struct {
 	g     *Gateway
 	opts  HTTPOptions
-	log   *slog.Logger
 	mcp   *server.StreamableHTTPServer
 	token atomic.Pointer[[32]byte] // SHA-256 of the token; nil: none required
 }

@@ -118,6 +118,9 @@ func (p *Plugin) Status() any {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st := &Status{Tools: p.Tools, Token: p.Token != ""}
+	if p.gw != nil {
+		st.Tools = p.gw.Mode()
+	}
 	switch {
 	case p.off != "":
 		st.Note = "ignored: " + p.off

@@ -447,3 +447,38 @@ func sameJSON(a, b string) bool {
 	yb, _ := json.Marshal(y)
 	return string(xb) == string(yb)
 }
+
+// harness run serves an mcp-server entry beside its console; an mcp-client
+// entry pointing at that very gateway is refused as a loop.
+func TestGatewayKindUnderRun(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	port := freePort(t)
+	url := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+	writeConfig(t, dir, fmt.Sprintf(`- id: gw
+  name: mcp-server
+  config: {listen: "127.0.0.1:%d"}
+- id: echo
+  name: echo
+- id: self
+  name: mcp-client
+  config: {serverName: self, transport: streamable-http, url: %s}
+`, port, yq(url)))
+	s := startSession(t, runConfig{dir: dir})
+	status := strings.Join(s.do("/status"), "\n")
+	if !strings.Contains(status, "serving "+url+" (tools full, no token)") {
+		t.Fatalf("the mcp-server entry's status:\n%s\n%s", status, s.dump())
+	}
+	if !strings.Contains(status, "self  mcp-client  failed") || !strings.Contains(status, "harness loop: this request came from this harness itself") {
+		t.Fatalf("the self entry:\n%s", status)
+	}
+	ts := startTS(t)
+	ts.mustDo(map[string]any{"op": "connect", "url": url})
+	if got := ts.names(); !slices.Equal(got, []string{"clock", "echo"}) {
+		t.Fatalf("the gateway of harness run lists %q", got)
+	}
+	if got := ts.call("echo", map[string]any{"message": "from run"}); !sameJSON(got, `{"content":[{"type":"text","text":"from run"}]}`) {
+		t.Fatalf("echo: %s", got)
+	}
+	s.send("/quit\n")
+}
