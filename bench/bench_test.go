@@ -122,6 +122,31 @@ func BenchmarkCall(b *testing.B) {
 	})
 }
 
+// BenchmarkGateway is the TypeScript SDK client's echo call straight to the
+// fixture and through harness serve, over stdio and Streamable HTTP.
+func BenchmarkGateway(b *testing.B) {
+	dir := npmtest.Dir(b) // in CI a missing node fails here
+	clients, err := bench.StartGatewayClients(context.Background(), binaries(b), b.TempDir(), npmtest.Node(b), dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		for _, c := range clients {
+			c.Close()
+		}
+	}()
+	for _, c := range clients {
+		b.Run(c.Name(), func(b *testing.B) {
+			benchClient(b, func(*testing.B) bench.Client { return noClose{c} })
+		})
+	}
+}
+
+// noClose leaves the closing to its owner.
+type noClose struct{ bench.Client }
+
+func (noClose) Close() error { return nil }
+
 // BenchmarkReload edits cordis.yml under a watching host: ns/op is write →
 // new tools visible; host-ns is that minus the server's own connect and
 // discovery.

@@ -24,7 +24,11 @@
 //     binary and of the host per server, and the cost of 10 000 tools.
 //   - [Soak]: reload cycles, then goroutines, open files and child
 //     processes back to their baseline.
+//   - [StartGatewayClients] with [RunCalls]: the TypeScript SDK client
+//     straight to the fixture, behind a byte relay, and through `harness
+//     serve`, over stdio and Streamable HTTP.
 //
 // [Build] compiles the programs the suite starts (the fixture server, the
-// harness binary, the pipe echo); nothing here sleeps to synchronise.
+// harness binary, the pipe echo, the relay); nothing here sleeps to
+// synchronise.
 package bench

@@ -21,6 +21,7 @@ type Binaries struct {
 	Fixture  string // tests/fixtures/mcpfixture: the stdio MCP server
 	Harness  string // cmd/harness: the harness binary
 	PipeEcho string // bench/internal/pipeecho: the raw pipe's far end
+	Relay    string // bench/internal/relay: a process that only copies bytes, the floor of a gateway
 }
 
 // ModuleRoot walks up from the working directory to the folder holding
@@ -54,7 +55,7 @@ func Build() (*Binaries, error) {
 		return nil, err
 	}
 	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator),
-		"./tests/fixtures/mcpfixture", "./cmd/harness", "./bench/internal/pipeecho")
+		"./tests/fixtures/mcpfixture", "./cmd/harness", "./bench/internal/pipeecho", "./bench/internal/relay")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
@@ -66,8 +67,9 @@ func Build() (*Binaries, error) {
 		Fixture:  filepath.Join(dir, "mcpfixture"),
 		Harness:  filepath.Join(dir, "harness"),
 		PipeEcho: filepath.Join(dir, "pipeecho"),
+		Relay:    filepath.Join(dir, "relay"),
 	}
-	for _, p := range []string{b.Fixture, b.Harness, b.PipeEcho} {
+	for _, p := range []string{b.Fixture, b.Harness, b.PipeEcho, b.Relay} {
 		if _, err := os.Stat(p); err != nil {
 			os.RemoveAll(dir)
 			return nil, errors.New("go build did not produce " + p)

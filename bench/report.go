@@ -105,6 +105,12 @@ func (r *Report) Targets() []Target {
 		added := a.Added()
 		out = append(out, Target{Name: "agent: time to first text byte added to the fake server's own, medians", Measured: usf(added), Limit: "≤ 2 ms", Met: added <= 2*time.Millisecond})
 	}
+	for _, p := range gatewayPairs {
+		d, g := gatewayCall(r, p[0]), gatewayCall(r, p[1])
+		if d != nil && g != nil && p[1] != NameRelayStdio {
+			ratio(fmt.Sprintf("%s p50 / %s p50 (TypeScript SDK client)", p[1], p[0]), us(g.Seq.Summarize().Median), us(d.Seq.Summarize().Median), 1.3, true)
+		}
+	}
 	if r.Soak != nil {
 		t := Target{Name: fmt.Sprintf("leak soak, %d cycles: goroutines, fds, children back to baseline", r.Soak.Cycles), Limit: "yes", Measured: "yes", Met: r.SoakErr == nil}
 		if r.SoakErr != nil {
@@ -226,6 +232,35 @@ func (r *Report) WriteTable(w io.Writer) {
 		}
 		tw.Flush()
 		fmt.Fprintf(w, "   %.0f allocations, %.1f KiB allocated per step\n", a.StepAllocs, a.StepBytes/1024)
+	}
+
+	if len(r.Gateway) > 0 {
+		c := o.Gateway
+		fmt.Fprintf(w, "\n8. Gateway: the TypeScript SDK client → harness serve → `mcpfixture --only echo` (stdio), next to the same client straight to the fixture\n")
+		fmt.Fprintf(w, "   %d rounds, interleaved; per client and round %d sequential calls and %d callers × %d calls\n\n", c.Rounds, c.Seq, c.Callers, c.ParN)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "client\tseq p50\tseq p99\tadded at p50\tp50 / direct\t\t%d× p50\t%d× calls/s\tcalls/s / direct\t\n", c.Callers, c.Callers)
+		shown := map[string]bool{}
+		for _, p := range gatewayPairs {
+			d, g := gatewayCall(r, p[0]), gatewayCall(r, p[1])
+			for _, cr := range []*CallResult{d, g} {
+				if cr == nil || shown[cr.Name] {
+					continue
+				}
+				shown[cr.Name] = true
+				s, par := cr.Seq.Summarize(), cr.Par.Summarize()
+				added, ratio, tput := "—", "—", "—"
+				if cr == g && d != nil {
+					a, _ := r.added(p[0], p[1])
+					ds, dp := d.Seq.Summarize(), d.Par.Summarize()
+					added = usf(a)
+					ratio = fmt.Sprintf("%.2f", us(s.Median)/us(ds.Median))
+					tput = fmt.Sprintf("%.2f", par.Throughput/dp.Throughput)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\t%s\t%.0f\t%s\t\n", cr.Name, usf(s.Median), usf(s.P99), added, ratio, usf(par.Median), par.Throughput, tput)
+			}
+		}
+		tw.Flush()
 	}
 
 	fmt.Fprintf(w, "\nTargets\n\n")

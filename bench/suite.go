@@ -22,6 +22,9 @@ type SuiteOptions struct {
 	Agent       AgentOptions
 	SoakCycles  int
 	SoakFile    int // every SoakFile-th soak cycle goes through a file write
+	// Gateway sizes the gateway part: the TypeScript SDK client through
+	// harness serve and straight to the fixture (needs node).
+	Gateway CallOptions
 
 	// Node and NPMDir locate node and the pinned npm install holding the
 	// TypeScript SDK (internal/npmtest). Both empty: no TypeScript client.
@@ -32,7 +35,7 @@ type SuiteOptions struct {
 }
 
 // Parts are the parts of the suite, in the order they run.
-var Parts = []string{"calls", "reload", "startup", "memory", "registry", "soak", "agent"}
+var Parts = []string{"calls", "reload", "startup", "memory", "registry", "soak", "agent", "gateway"}
 
 func (o SuiteOptions) runs(part string) bool {
 	return len(o.Parts) == 0 || slices.Contains(o.Parts, part)
@@ -51,6 +54,7 @@ func FullSuite() SuiteOptions {
 		Agent:       AgentOptions{Tools: 100, Warmup: 500, Turns: 5000, TTFB: 1000},
 		SoakCycles:  1000,
 		SoakFile:    10,
+		Gateway:     CallOptions{Rounds: 10, Warmup: 1000, Seq: 1000, Callers: 16, ParN: 100},
 	}
 }
 
@@ -68,6 +72,7 @@ func QuickSuite() SuiteOptions {
 		Agent:       AgentOptions{Tools: 100, Warmup: 10, Turns: 20, TTFB: 10},
 		SoakCycles:  4,
 		SoakFile:    2,
+		Gateway:     CallOptions{Rounds: 1, Warmup: 5, Seq: 20, Callers: 16, ParN: 2},
 	}
 }
 
@@ -89,6 +94,7 @@ type Report struct {
 	Agent   *AgentResult
 	Soak    *SoakResult
 	SoakErr error
+	Gateway []*CallResult // the TypeScript SDK client, direct and through the gateway
 }
 
 // RunSuite runs every measurement of the suite in one process, in the
@@ -182,6 +188,20 @@ func RunSuite(ctx context.Context, bins *Binaries, o SuiteOptions, progress func
 
 	if o.runs("agent") {
 		if rep.Agent, err = RunAgent(ctx, o.Agent, say); err != nil {
+			return nil, err
+		}
+	}
+	if o.runs("gateway") && o.Node != "" {
+		say("gateway: starting the TypeScript SDK clients, direct and through harness serve")
+		clients, err := StartGatewayClients(ctx, bins, dir("gateway"), o.Node, o.NPMDir)
+		if err != nil {
+			return nil, err
+		}
+		rep.Gateway, err = RunCalls(ctx, clients, o.Gateway, func(s string) { say("gateway: " + s) })
+		for _, c := range clients {
+			c.Close()
+		}
+		if err != nil {
 			return nil, err
 		}
 	}

@@ -22,6 +22,7 @@ func SDKDir(npmDir string) string {
 // tsClient drives bench/tsclient/client.mjs: the TypeScript SDK's client,
 // timing its own calls.
 type tsClient struct {
+	name   string
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	out    *bufio.Reader
@@ -31,9 +32,15 @@ type tsClient struct {
 // StartTS starts node with the SDK client of the npm install in npmDir,
 // connected to its own fixture server.
 func StartTS(ctx context.Context, bins *Binaries, node, npmDir string) (Client, error) {
+	return startTS(ctx, bins, node, npmDir, NameTS, "echo", append([]string{bins.Fixture}, FixtureArgs...)...)
+}
+
+// startTS starts the SDK client, named name, calling tool of target: a
+// command and its arguments (stdio) or one URL (Streamable HTTP).
+func startTS(ctx context.Context, bins *Binaries, node, npmDir, name, tool string, target ...string) (Client, error) {
 	script := filepath.Join(bins.Root, "bench", "tsclient", "client.mjs")
-	cmd := exec.Command(node, append([]string{script, bins.Fixture}, FixtureArgs...)...)
-	cmd.Env = append(os.Environ(), "BENCH_SDK_DIR="+SDKDir(npmDir))
+	cmd := exec.Command(node, append([]string{script}, target...)...)
+	cmd.Env = append(os.Environ(), "BENCH_SDK_DIR="+SDKDir(npmDir), "BENCH_TOOL="+tool)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdin, err := cmd.StdinPipe()
@@ -47,7 +54,7 @@ func StartTS(ctx context.Context, bins *Binaries, node, npmDir string) (Client, 
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	c := &tsClient{cmd: cmd, stdin: stdin, out: bufio.NewReaderSize(stdout, 1<<20), stderr: &stderr}
+	c := &tsClient{name: name, cmd: cmd, stdin: stdin, out: bufio.NewReaderSize(stdout, 1<<20), stderr: &stderr}
 	ready := make(chan error, 1)
 	go func() {
 		line, err := c.out.ReadString('\n')
@@ -64,12 +71,12 @@ func StartTS(ctx context.Context, bins *Binaries, node, npmDir string) (Client, 
 	if err != nil {
 		cmd.Process.Kill()
 		c.Close()
-		return nil, fmt.Errorf("ts-sdk client did not start: %v; stderr: %s", err, stderr.Bytes())
+		return nil, fmt.Errorf("%s: the ts-sdk client did not start: %v; stderr: %s", name, err, stderr.Bytes())
 	}
 	return c, nil
 }
 
-func (c *tsClient) Name() string { return NameTS }
+func (c *tsClient) Name() string { return c.name }
 
 func (c *tsClient) Seq(ctx context.Context, n int) (Sample, error) {
 	return c.do(map[string]any{"op": "seq", "n": n})
@@ -82,11 +89,11 @@ func (c *tsClient) Par(ctx context.Context, callers, n int) (Sample, error) {
 func (c *tsClient) do(cmd map[string]any) (Sample, error) {
 	line, _ := json.Marshal(cmd)
 	if _, err := c.stdin.Write(append(line, '\n')); err != nil {
-		return Sample{}, fmt.Errorf("ts-sdk: %w; stderr: %s", err, c.stderr.Bytes())
+		return Sample{}, fmt.Errorf("%s: %w; stderr: %s", c.name, err, c.stderr.Bytes())
 	}
 	answer, err := c.out.ReadBytes('\n')
 	if err != nil {
-		return Sample{}, fmt.Errorf("ts-sdk: %w; stderr: %s", err, c.stderr.Bytes())
+		return Sample{}, fmt.Errorf("%s: %w; stderr: %s", c.name, err, c.stderr.Bytes())
 	}
 	var r struct {
 		Lat   []int64 `json:"lat"`
@@ -95,10 +102,10 @@ func (c *tsClient) do(cmd map[string]any) (Sample, error) {
 		Error string  `json:"error"`
 	}
 	if err := json.Unmarshal(answer, &r); err != nil {
-		return Sample{}, fmt.Errorf("ts-sdk: %w: %q", err, answer)
+		return Sample{}, fmt.Errorf("%s: %w: %q", c.name, err, answer)
 	}
 	if r.Error != "" {
-		return Sample{}, errors.New("ts-sdk: " + r.Error)
+		return Sample{}, errors.New(c.name + ": " + r.Error)
 	}
 	s := Sample{Lat: make([]time.Duration, len(r.Lat)), Wall: time.Duration(r.Wall), CPU: time.Duration(r.CPU)}
 	for i, ns := range r.Lat {

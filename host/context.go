@@ -173,14 +173,5 @@ func (c *Context) Defer(name string, fn fiber.Disposer) (release fiber.Disposer,
 // A value that implements io.Closer is closed by [Host.Close] after every
 // instance is disposed (newest value first); its error joins Close's.
 func (c *Context) Shared(key any, newValue func() any) any {
-	h := c.host
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	v, ok := h.shared[key]
-	if !ok {
-		v = newValue()
-		h.shared[key] = v
-		h.sharedIn = append(h.sharedIn, key)
-	}
-	return v
+	return c.host.Shared(key, newValue)
 }

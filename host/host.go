@@ -164,6 +164,23 @@ func (h *Host) Provide(name string, v any) error {
 	return nil
 }
 
+// Shared returns the host-wide value stored under key, creating it with
+// newValue on first use: what plugins reach through [Context.Shared]. The
+// program that runs the host sets such values before loading a
+// configuration (who this harness is, say), with a newValue that returns
+// them.
+func (h *Host) Shared(key any, newValue func() any) any {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	v, ok := h.shared[key]
+	if !ok {
+		v = newValue()
+		h.shared[key] = v
+		h.sharedIn = append(h.sharedIn, key)
+	}
+	return v
+}
+
 // --- the operation queue ----------------------------------------------------
 
 // post queues fn to run on the host's goroutine. It never blocks, so plugins

@@ -315,6 +315,29 @@ func TestReloadMovesAReservedValue(t *testing.T) {
 	}
 }
 
+// What the program running the host puts in Host.Shared before loading is
+// what plugins find through Context.Shared.
+func TestHostSharedSeedsWhatPluginsSee(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	seeded := &reservations{owner: map[string]string{"github": "the program"}}
+	if got := fx.h.Shared(reservationsKey{}, func() any { return seeded }); got != seeded {
+		t.Fatalf("Shared returned %v, want the seeded value", got)
+	}
+	if got := fx.h.Shared(reservationsKey{}, func() any { return &reservations{} }); got != seeded {
+		t.Fatal("a second Shared replaced the value")
+	}
+	fx.mustLoad(`
+- id: one
+  name: probe
+  config: {reserve: github}
+`)
+	fx.settle()
+	if s := fx.state("one"); s.State != host.Failed || !strings.Contains(s.Error, `"github" is already reserved by the program`) {
+		t.Fatalf("one = %s %q", s.State, s.Error)
+	}
+}
+
 func TestBadFilesChangeNothing(t *testing.T) {
 	t.Parallel()
 	fx := newFixture(t)

@@ -1,10 +1,14 @@
 // The TypeScript MCP SDK's client, driven by the Go benchmark suite.
 //
 //   BENCH_SDK_DIR=<node_modules/@modelcontextprotocol/sdk> node client.mjs COMMAND [ARGS...]
+//   BENCH_SDK_DIR=… node client.mjs http://HOST:PORT/mcp
 //
-// It starts COMMAND with the SDK's StdioClientTransport, connects (initialize)
-// and lists the tools, prints "ready", then reads one command per line on
-// stdin and answers each with one JSON line on stdout:
+// It starts COMMAND with the SDK's StdioClientTransport (or connects to the
+// URL with its StreamableHTTPClientTransport), connects (initialize) and
+// lists the tools, prints "ready", then reads one command per line on stdin
+// and answers each with one JSON line on stdout. Every call is echo
+// {"message":"hello"}, of the tool named by BENCH_TOOL (default echo),
+// answered "echo: hello":
 //
 //   {"op":"seq","n":N}             N echo calls one after another
 //   {"op":"par","callers":C,"n":N} N calls on each of C concurrent callers
@@ -26,13 +30,18 @@ if (!sdk) {
 const load = (rel) => import(pathToFileURL(path.join(sdk, "dist", "esm", rel)).href);
 const { Client } = await load("client/index.js");
 const { StdioClientTransport } = await load("client/stdio.js");
+const { StreamableHTTPClientTransport } = await load("client/streamableHttp.js");
 
 const [command, ...args] = process.argv.slice(2);
 const client = new Client({ name: "bench-ts-sdk", version: "0.0.0" });
-await client.connect(new StdioClientTransport({ command, args, stderr: "ignore" }));
+await client.connect(
+  /^https?:\/\//.test(command)
+    ? new StreamableHTTPClientTransport(new URL(command))
+    : new StdioClientTransport({ command, args, stderr: "ignore" }),
+);
 await client.listTools();
 
-const params = { name: "echo", arguments: { message: "hello" } };
+const params = { name: process.env.BENCH_TOOL || "echo", arguments: { message: "hello" } };
 const now = () => process.hrtime.bigint();
 const cpuNs = (since) => {
   const u = process.cpuUsage(since);

@@ -14,6 +14,7 @@ import (
 	_ "github.com/harness-go/harness/plugins/agent"
 	_ "github.com/harness-go/harness/plugins/echo"
 	_ "github.com/harness-go/harness/plugins/mcpclient"
+	_ "github.com/harness-go/harness/plugins/mcpserver"
 )
 
 func main() {

@@ -14,9 +14,11 @@ import (
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/host/jsexpr"
 	"github.com/harness-go/harness/host/secret"
+	"github.com/harness-go/harness/internal/loop"
 	"github.com/harness-go/harness/internal/safe"
 	"github.com/harness-go/harness/plugins/agent"
 	"github.com/harness-go/harness/plugins/mcpclient"
+	"github.com/harness-go/harness/plugins/mcpserver"
 	"github.com/harness-go/harness/plugins/tools"
 )
 
@@ -61,7 +63,24 @@ func boot(o *options, env Env) (*harness, *host.File, error) {
 	if err != nil {
 		return nil, nil, exit(ExitUsage, "harness: %s", safe.Text(err.Error()))
 	}
+	// Who this harness is among harnesses (a loop of harnesses starting
+	// one another is refused here, before anything starts).
+	chain, _ := env.Lookup(loop.EnvVar)
+	self := loop.New(o.config, chain)
+	if err := self.CheckStart(); err != nil {
+		return nil, nil, exit(ExitUsage, "harness: refusing to start: %v", err)
+	}
 	h := host.New(host.Options{Logger: log, Env: jsEnv(env), Secrets: env.secrets})
+	loop.Attach(h, self)
+	gateway := mcpserver.HostOptions{Settle: mcpserver.SettleWithin(h, o.wait)}
+	switch o.command {
+	case "run":
+	case "serve":
+		gateway.Ignore = "harness serve serves this host itself"
+	default:
+		gateway.Ignore = "only harness run serves mcp-server entries"
+	}
+	mcpserver.SetHostOptions(h, gateway)
 	reg := tools.New()
 	agents := agent.NewDirectory()
 	for name, svc := range map[string]any{tools.Service: reg, agent.DirectoryService: agents} {

@@ -61,6 +61,8 @@ type options struct {
 	// agent and showReasoning are for ask and the console.
 	agent         string
 	showReasoning bool
+	// serve holds the flags of harness serve (serve.go).
+	serve serveFlags
 }
 
 // usageError is a command line that does not parse.
@@ -82,7 +84,7 @@ func exit(code int, format string, args ...any) error {
 	return &exitError{code: code, msg: fmt.Sprintf(format, args...)}
 }
 
-var commands = map[string]bool{"run": true, "ask": true, "tools": true, "call": true, "status": true, "validate": true, "schema": true, "version": true, "help": true}
+var commands = map[string]bool{"run": true, "ask": true, "serve": true, "tools": true, "call": true, "status": true, "validate": true, "schema": true, "version": true, "help": true}
 
 // parse reads flags anywhere on the line: before or after the command and its
 // arguments. "--" ends the flags.
@@ -145,6 +147,8 @@ func parse(args []string) (*options, error) {
 			o.showReasoning = true
 		case "h", "help":
 			o.help = true
+		case "http", "token", "tools", "allow-host":
+			err = o.serve.set(name, takeValue)
 		default:
 			return nil, usagef("unknown flag %s", a)
 		}
@@ -253,6 +257,9 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 }
 
 func dispatch(ctx context.Context, o *options, env Env) error {
+	if err := o.serve.only(o.command); err != nil {
+		return err
+	}
 	switch o.command {
 	case "version":
 		if len(o.args) > 0 {
@@ -285,6 +292,11 @@ func dispatch(ctx context.Context, o *options, env Env) error {
 			return usagef("ask takes one prompt (or - to read it from stdin); quote a prompt of several words")
 		}
 		return ask(ctx, o, env)
+	case "serve":
+		if len(o.args) > 0 {
+			return usagef("serve takes no arguments")
+		}
+		return serve(ctx, o, env)
 	case "call":
 		if len(o.args) < 1 || len(o.args) > 2 {
 			return usagef("call takes a tool name and optionally its JSON arguments (or - to read them from stdin)")

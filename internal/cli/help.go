@@ -12,6 +12,7 @@ a model that uses them.
 Usage:
   harness [run] [flags]               boot, settle, watch cordis.yml, read console commands on stdin
   harness ask PROMPT|- [flags]        one turn with the agent: the answer streams to stdout
+  harness serve [flags] [--http ADDR] serve the tools to MCP clients (stdio, or Streamable HTTP)
   harness tools [flags] [--json]      print the model-visible tools, sorted by name
   harness call NAME [JSON|-] [flags]  call one tool and print what the model would see
   harness status [flags] [--json]     print every entry: state, tools, errors, server info
@@ -123,6 +124,7 @@ Prints a JSON Schema (draft 2020-12) of cordis.yml generated from the plugin
 kinds built into this binary. Point your editor's YAML support at it, and
 declare the custom tag "!!js scalar".
 `,
+	"serve":   serveHelp,
 	"version": "Usage: harness version\n\nPrints the version.\n",
 	"help":    "Usage: harness help [COMMAND]\n\nPrints help on the harness or one command.\n",
 }

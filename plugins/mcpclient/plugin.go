@@ -54,6 +54,7 @@ import (
 
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/host/secret"
+	"github.com/harness-go/harness/internal/loop"
 	"github.com/harness-go/harness/internal/proc"
 	"github.com/harness-go/harness/internal/safe"
 	"github.com/harness-go/harness/plugins/tools"
@@ -165,6 +166,15 @@ func (p *Plugin) Apply(ctx *host.Context) error {
 	}
 	cfg := p.Config
 	s := newSupervisor(ctx, &cfg, reg)
+	if s.self = loop.From(ctx); s.self != nil {
+		self := s.self
+		if _, err := ctx.Defer("forget the harnesses behind the server", func(context.Context) error {
+			self.Forget(s)
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
 	if cfg.Transport == TransportStdio {
 		if s.spawn, err = spawnerOf(ctx); err != nil {
 			return fmt.Errorf("mcp-client(%s): %w", cfg.ServerName, err)

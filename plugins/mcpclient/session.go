@@ -71,6 +71,7 @@ type session struct {
 	mu     sync.Mutex // guards the handshake's outcome
 	proto  string
 	info   mcp.Implementation
+	caps   mcp.ServerCapabilities
 	listen context.CancelFunc // the subscriptions/listen stream (2026-07-28)
 }
 
@@ -79,6 +80,9 @@ type rawTool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"inputSchema"`
+	// Definition is the whole tool object as listed (title, annotations,
+	// outputSchema…), for the gateway (tools.Tool.Definition).
+	Definition json.RawMessage `json:"-"`
 }
 
 // defaultSchema stands in for a tool listed without an inputSchema.
@@ -148,6 +152,7 @@ func (s *session) initialize(ctx context.Context) error {
 		return mcp.UnsupportedProtocolVersionError{Version: res.ProtocolVersion}
 	}
 	s.setProtocol(res.ProtocolVersion, res.ServerInfo)
+	s.setCapabilities(res.Capabilities)
 	return s.c.SendNotification(ctx, mcp.JSONRPCNotification{
 		JSONRPC:      mcp.JSONRPC_VERSION,
 		Notification: mcp.Notification{Method: string(mcp.MethodNotificationInitialized)},
@@ -183,8 +188,22 @@ func (s *session) discover(ctx context.Context) error {
 			info = *si
 		}
 		s.setProtocol(version, info)
+		s.setCapabilities(res.Capabilities)
 		return nil
 	}
+}
+
+func (s *session) setCapabilities(c mcp.ServerCapabilities) {
+	s.mu.Lock()
+	s.caps = c
+	s.mu.Unlock()
+}
+
+// capabilities returns what the server said it can do.
+func (s *session) capabilities() mcp.ServerCapabilities {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.caps
 }
 
 func (s *session) setProtocol(version string, info mcp.Implementation) {
@@ -270,6 +289,7 @@ func (s *session) listTools(ctx context.Context) ([]rawTool, error) {
 			if len(tool.InputSchema) == 0 || string(tool.InputSchema) == "null" {
 				tool.InputSchema = defaultSchema
 			}
+			tool.Definition = t
 			all = append(all, tool)
 		}
 		if res.NextCursor == nil || *res.NextCursor == "" {

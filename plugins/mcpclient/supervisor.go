@@ -16,6 +16,7 @@ import (
 
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/host/secret"
+	"github.com/harness-go/harness/internal/loop"
 	"github.com/harness-go/harness/internal/proc"
 	"github.com/harness-go/harness/internal/safe"
 	"github.com/harness-go/harness/plugins/tools"
@@ -53,6 +54,7 @@ type supervisor struct {
 	secrets *secret.Set
 	reg     *tools.Registry
 	spawn   *proc.Spawner // the host's, for a stdio server; nil over HTTP
+	self    *loop.Self    // this harness, for loop detection (package loop)
 	server  string        // serverName, fixed for the instance's life
 	syncReq chan struct{}
 	// releaseName lets go of this instance's hold on the serverName; a
@@ -198,7 +200,8 @@ func (s *supervisor) connect(life context.Context) (*session, []rawTool, error) 
 	cfg := s.config()
 	ctx, cancel := context.WithTimeout(life, cfg.startupTimeout())
 	defer cancel()
-	c, err := dial(life, s.spawn, cfg, s.ctx.Dir(), s.log, s.secrets)
+	chained := withChain(*cfg, s.self)
+	c, err := dial(life, s.spawn, &chained, s.ctx.Dir(), s.log, s.secrets)
 	if err != nil {
 		return nil, nil, fmt.Errorf("mcp-client(%s): %w", s.server, err)
 	}
@@ -210,6 +213,9 @@ func (s *supervisor) connect(life context.Context) (*session, []rawTool, error) 
 	s.last = sess // its stderr explains a failure
 	s.mu.Unlock()
 	err = sess.handshake(life, ctx)
+	if err == nil {
+		err = s.checkLoop(sess)
+	}
 	var list []rawTool
 	if err == nil {
 		info, proto := sess.serverInfo()
@@ -508,20 +514,24 @@ func (s *supervisor) generation(list []rawTool) (*generation, int, error) {
 			hidden++
 			continue // filtered out by enabledTools/disabledTools
 		}
-		batch = append(batch, tools.Tool{Name: public, Description: t.Description, Parameters: t.InputSchema, Execute: s.executor(t.Name)})
+		batch = append(batch, tools.Tool{Name: public, Description: t.Description, Parameters: t.InputSchema, Definition: t.Definition, Execute: s.executor(t.Name)})
 		names = append(names, NamePair{Public: public, Raw: t.Name})
 	}
 	sort.Slice(names, func(i, j int) bool { return names[i].Public < names[j].Public })
 	return &generation{names: names, digest: digestTools(list, cfg), batch: batch}, hidden, nil
 }
 
-// digestTools identifies a listing by everything that reaches the model.
+// digestTools identifies a listing by everything that reaches the model,
+// the rest of each tool's definition (title, annotations), which the gateway
+// serves, and the filters.
 func digestTools(list []rawTool, cfg *Config) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%q %q\n", cfg.EnabledTools, cfg.DisabledTools)
 	for _, t := range list {
 		fmt.Fprintf(&b, "%q %q %d:", t.Name, t.Description, len(t.InputSchema))
 		b.Write(t.InputSchema)
+		fmt.Fprintf(&b, " %d:", len(t.Definition))
+		b.Write(t.Definition)
 		b.WriteByte('\n')
 	}
 	return b.String()
@@ -765,7 +775,9 @@ func (s *supervisor) result(raw json.RawMessage, name string) (tools.Result, err
 	for _, d := range m.Discarded {
 		s.log.Warn("non-text content discarded from a tool result", "tool", safe.Line(name), "placeholder", d)
 	}
-	return tools.Result{Text: budget(m.Text, s.config().MaxResultBytes), IsError: m.IsError}, nil
+	// maxResultBytes cuts the model's text only; the raw result is the
+	// server's, for the gateway to pass on.
+	return tools.Result{Text: budget(m.Text, s.config().MaxResultBytes), IsError: m.IsError, Raw: raw}, nil
 }
 
 // textResult is a tools/call result with its content blocks decoded in one

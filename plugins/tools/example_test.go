@@ -44,10 +44,13 @@ func Example() {
 	}
 
 	fmt.Println(string(reg.ModelJSON()))
-	fmt.Println(reg.Execute(ctx, "greet", json.RawMessage(`{"who":"Ada"}`)))
-	fmt.Println(reg.Execute(ctx, "greet", json.RawMessage(`{}`)))
-	fmt.Println(reg.Execute(ctx, "forget", nil))
-	fmt.Println(reg.Execute(ctx, "fly", nil))
+	for _, call := range []struct {
+		name string
+		args json.RawMessage
+	}{{"greet", json.RawMessage(`{"who":"Ada"}`)}, {"greet", json.RawMessage(`{}`)}, {"forget", nil}, {"fly", nil}} {
+		res := reg.Execute(ctx, call.name, call.args)
+		fmt.Println(res.Text, res.IsError)
+	}
 
 	// Disposing the plugin's fiber takes its tools away.
 	_ = plugin.Dispose(ctx)
@@ -55,10 +58,10 @@ func Example() {
 
 	// Output:
 	// [{"type":"function","function":{"name":"forget","description":"Always fails.","parameters":{"type":"object","properties":{}}}},{"type":"function","function":{"name":"greet","description":"Greet someone.","parameters":{"type":"object","properties":{"who":{"type":"string"}},"required":["who"]}}}]
-	// {Hello, Ada! false}
-	// {Error: expected {"who": "<name>"} true}
-	// {Error: nothing to forget true}
-	// {Error: unknown tool "fly" true}
+	// Hello, Ada! false
+	// Error: expected {"who": "<name>"} true
+	// Error: nothing to forget true
+	// Error: unknown tool "fly" true
 	// []
 }
 

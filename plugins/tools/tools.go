@@ -36,6 +36,13 @@ var NamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 type Result struct {
 	Text    string `json:"text"`
 	IsError bool   `json:"isError"`
+	// Raw is, for a tool an MCP server provides, the server's
+	// CallToolResult as it arrived (content blocks, structuredContent,
+	// isError), for callers that pass results on unchanged (the gateway).
+	// Text stays what the model reads. Nil for a call that failed before
+	// the server answered, and usually for native tools (one may set it to
+	// answer more than text to MCP clients).
+	Raw json.RawMessage `json:"-"`
 }
 
 // Executor runs one call. args is the JSON object the model sent. An error
@@ -51,6 +58,12 @@ type Tool struct {
 	// Nil means an object with no properties.
 	Parameters json.RawMessage
 	Execute    Executor
+	// Definition is, for a tool an MCP server provides, the tool object as
+	// the server listed it, kept raw so that the gateway can serve what
+	// the model's list has no room for (title, annotations, outputSchema).
+	// Name, Description and Parameters above are what counts; nil for
+	// native tools.
+	Definition json.RawMessage
 }
 
 // emptyParameters is the schema of a tool that declares none.
@@ -243,6 +256,9 @@ func prepare(batch []Tool) ([]*entry, error) {
 		} else if !json.Valid(t.Parameters) {
 			return nil, fmt.Errorf("tool %q: parameters are not valid JSON", t.Name)
 		}
+		if len(t.Definition) > 0 && !json.Valid(t.Definition) {
+			return nil, fmt.Errorf("tool %q: the definition is not valid JSON", t.Name)
+		}
 		entries[i] = &entry{tool: t, model: modelJSON(t)}
 	}
 	return entries, nil
@@ -428,7 +444,8 @@ func modelJSON(t Tool) []byte {
 // Result with IsError set and text starting with "Error: ". An executor's
 // error is text of ours that may quote the outside world (an HTTP error
 // page, say): its control characters are escaped, so printing it cannot
-// drive a terminal. A result the tool returned is its own words, unchanged.
+// drive a terminal. A result the tool returned is its own words, unchanged,
+// and its Raw result is kept.
 func (r *Registry) Execute(ctx context.Context, name string, args json.RawMessage) Result {
 	t, ok := r.Lookup(name)
 	if !ok {
@@ -439,7 +456,7 @@ func (r *Registry) Execute(ctx context.Context, name string, args json.RawMessag
 	case err != nil:
 		return Result{Text: "Error: " + safe.Text(err.Error()), IsError: true}
 	case res.IsError:
-		return Result{Text: "Error: " + res.Text, IsError: true}
+		return Result{Text: "Error: " + res.Text, IsError: true, Raw: res.Raw}
 	}
 	return res
 }

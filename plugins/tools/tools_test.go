@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -466,6 +467,24 @@ func TestParametersAreKeptByteForByte(t *testing.T) {
 	}
 }
 
+func TestDefinitionIsKeptAndStaysOutOfTheModelList(t *testing.T) {
+	t.Parallel()
+	r := tools.New()
+	def := json.RawMessage(`{"name":"raw.name","title":"Raw","annotations":{"readOnlyHint":true}}`)
+	mustRegister(t, r, newFiber(t, "f"), tools.Tool{Name: "t", Description: "d", Definition: def, Execute: says("x")})
+	got, _ := r.Lookup("t")
+	if string(got.Definition) != string(def) {
+		t.Fatalf("Lookup definition = %s, want %s", got.Definition, def)
+	}
+	if want := `[{"type":"function","function":{"name":"t","description":"d","parameters":{"type":"object","properties":{}}}}]`; string(r.ModelJSON()) != want {
+		t.Fatalf("ModelJSON = %s, want %s", r.ModelJSON(), want)
+	}
+	_, err := r.Register(newFiber(t, "g"), tools.Tool{Name: "u", Definition: json.RawMessage(`{"title":`), Execute: says("x")})
+	if err == nil || !strings.Contains(err.Error(), `tool "u": the definition is not valid JSON`) {
+		t.Fatalf("Register with a broken definition: %v", err)
+	}
+}
+
 func TestMissingParametersBecomeAnEmptyObject(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -764,6 +783,30 @@ func TestExecute(t *testing.T) {
 			want: tools.Result{Text: "Error: no such file", IsError: true},
 		},
 		{
+			name: "a raw result passes through",
+			call: "tool",
+			exec: func(context.Context, json.RawMessage) (tools.Result, error) {
+				return tools.Result{Text: "hi", Raw: json.RawMessage(`{"content":[{"type":"text","text":"hi"}]}`)}, nil
+			},
+			want: tools.Result{Text: "hi", Raw: json.RawMessage(`{"content":[{"type":"text","text":"hi"}]}`)},
+		},
+		{
+			name: "a raw error result passes through beside the model's text",
+			call: "tool",
+			exec: func(context.Context, json.RawMessage) (tools.Result, error) {
+				return tools.Result{Text: "nope", IsError: true, Raw: json.RawMessage(`{"content":[{"type":"text","text":"nope"}],"isError":true}`)}, nil
+			},
+			want: tools.Result{Text: "Error: nope", IsError: true, Raw: json.RawMessage(`{"content":[{"type":"text","text":"nope"}],"isError":true}`)},
+		},
+		{
+			name: "an executor error drops a raw result",
+			call: "tool",
+			exec: func(context.Context, json.RawMessage) (tools.Result, error) {
+				return tools.Result{Raw: json.RawMessage(`{"content":[]}`)}, errors.New("lost")
+			},
+			want: tools.Result{Text: "Error: lost", IsError: true},
+		},
+		{
 			name: "panic",
 			call: "tool",
 			exec: func(context.Context, json.RawMessage) (tools.Result, error) {
@@ -787,7 +830,7 @@ func TestExecute(t *testing.T) {
 			r := tools.New()
 			mustRegister(t, r, newFiber(t, "f"), tools.Tool{Name: "tool", Execute: tc.exec})
 			got := r.Execute(context.Background(), tc.call, tc.args)
-			if got != tc.want {
+			if !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("Execute = %+v, want %+v", got, tc.want)
 			}
 			// The registry survives: the tool still answers.
@@ -800,7 +843,8 @@ func TestExecute(t *testing.T) {
 
 func TestExecuteResultJSON(t *testing.T) {
 	t.Parallel()
-	b, err := json.Marshal(tools.Result{Text: "Error: x", IsError: true})
+	// Raw is for the gateway, never part of what call --json prints.
+	b, err := json.Marshal(tools.Result{Text: "Error: x", IsError: true, Raw: json.RawMessage(`{"isError":true}`)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,8 @@
 // Package conformance runs the MCP conformance suite
 // (@modelcontextprotocol/conformance, pinned in tests/npm) against a client
-// built on harness's mcp-client plugin (./client).
+// built on harness's mcp-client plugin (./client), and its server scenarios
+// against the gateway, `harness serve --http` (server_test.go, with the
+// test-only tools of ./servertools built into ./harness).
 //
 // The suite starts a mock server per scenario and runs the client command
 // with the server's URL appended. Its exit status alone is not trusted: a

@@ -55,7 +55,7 @@ func run() int {
 	defer stop()
 	progress := func(s string) { fmt.Fprintf(os.Stderr, "%s  %s\n", time.Now().Format("15:04:05"), s) }
 
-	if !*noTS && slices.Contains(o.Parts, "calls") {
+	if !*noTS && (slices.Contains(o.Parts, "calls") || slices.Contains(o.Parts, "gateway")) {
 		var err error
 		if o.Node, err = exec.LookPath("node"); err != nil {
 			return fail(fmt.Errorf("node is needed for the TypeScript SDK client (or run with -no-ts): %w", err))

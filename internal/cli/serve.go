@@ -1,0 +1,192 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"syscall"
+
+	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/internal/loop"
+	"github.com/harness-go/harness/plugins/mcpserver"
+)
+
+// TokenEnv is the variable `serve --http` reads its token from when --token
+// is not given (a flag shows in ps).
+const TokenEnv = "HARNESS_TOKEN"
+
+const serveHelp = `Usage: harness serve [flags] [--http ADDR [--token TOKEN] [--allow-host NAME]...] [--tools full|meta]
+
+Serves the tools of cordis.yml as an MCP server, and keeps serving them as
+cordis.yml is edited: every change is announced to the client
+(notifications/tools/list_changed). Without --http it speaks MCP on stdin and
+stdout, for an MCP client's "command"; stdout carries only protocol, logs go
+to stderr. It stops at the end of stdin, or on SIGINT or SIGTERM; SIGHUP
+re-reads cordis.yml.
+
+  --http ADDR          serve Streamable HTTP at http://ADDR/mcp instead (127.0.0.1:8750,
+                       say); prints "listening URL" on stdout once it accepts connections
+  --token TOKEN        require "Authorization: Bearer TOKEN" (default: $HARNESS_TOKEN);
+                       needed for an address other than loopback
+  --allow-host NAME    accept this Host header too (a reverse proxy's name); repeatable
+  --tools full|meta    full (default): every tool; meta: search_tools, describe_tool and
+                       call_tool, which reach every tool, for clients that ignore list_changed
+
+The first tools/list waits until the entries have settled (bounded by --wait).
+mcp-server entries of cordis.yml are ignored: serve is the server. A
+cordis.yml whose entry runs harness serve on that same file is refused
+(a harness loop), and so is an HTTP request coming from this harness itself.
+`
+
+// serveFlags are the flags only serve takes.
+type serveFlags struct {
+	http       string
+	token      string
+	tools      string
+	allowHosts []string
+	given      []string
+}
+
+// set records one of serve's flags.
+func (f *serveFlags) set(name string, value func() (string, error)) error {
+	v, err := value()
+	if err != nil {
+		return err
+	}
+	switch name {
+	case "http":
+		f.http = v
+	case "token":
+		f.token = v
+	case "tools":
+		if v != mcpserver.ModeFull && v != mcpserver.ModeMeta {
+			return usagef("--tools must be full or meta, not %q", v)
+		}
+		f.tools = v
+	case "allow-host":
+		f.allowHosts = append(f.allowHosts, v)
+	}
+	f.given = append(f.given, "--"+name)
+	return nil
+}
+
+// only refuses serve's flags on another command.
+func (f *serveFlags) only(command string) error {
+	if command != "serve" && len(f.given) > 0 {
+		return usagef("%s is a flag of harness serve", f.given[0])
+	}
+	return nil
+}
+
+// serve is `harness serve`: boot, watch cordis.yml, serve the tools over MCP
+// until stdin ends (stdio) or a signal comes.
+func serve(ctx context.Context, o *options, env Env) error {
+	f := o.serve
+	if f.token == "" {
+		f.token, _ = env.Lookup(TokenEnv)
+	}
+	env.secrets.Add(f.token)
+	if f.http == "" && (o.serve.token != "" || len(f.allowHosts) > 0) {
+		return usagef("--token and --allow-host go with --http")
+	}
+	if f.http != "" {
+		if err := mcpserver.CheckListen(f.http, f.token); err != nil {
+			return usagef("%v", err)
+		}
+	}
+
+	hs, file, err := boot(o, env)
+	if err != nil {
+		return err
+	}
+	defer hs.close()
+	gw, err := mcpserver.New(hs.tools, mcpserver.Options{
+		Mode:    f.tools,
+		Settle:  mcpserver.SettleWithin(hs.host, o.wait),
+		Self:    loop.FromHost(hs.host),
+		Logger:  hs.log,
+		Version: Version(),
+	})
+	if err != nil {
+		return usagef("%v", err)
+	}
+	// Bind before the entries start: an entry that reaches this gateway
+	// (a loop, refused) waits in the listen queue, not on a closed port.
+	var srv *mcpserver.HTTPServer
+	if f.http != "" {
+		if srv, err = gw.ListenHTTP(f.http, mcpserver.HTTPOptions{Token: f.token, AllowHosts: f.allowHosts}); err != nil {
+			return exit(ExitFailure, "harness serve: %v", err)
+		}
+		defer srv.Close(context.Background())
+	}
+	if err := hs.load(ctx, file); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+
+	watcher := host.NewWatcher(hs.host, o.config, host.WatcherOptions{Logger: hs.log})
+	watchDone := make(chan struct{})
+	go func() {
+		defer close(watchDone)
+		if err := watcher.Run(ctx); err != nil {
+			hs.log.Warn("not watching the configuration", "err", err)
+		}
+	}()
+	defer func() { cancel(nil); <-watchDone }()
+	go func() {
+		for {
+			select {
+			case s, ok := <-env.Signals:
+				if !ok {
+					return
+				}
+				if s == syscall.SIGHUP {
+					watcher.Reload()
+					continue
+				}
+				cancel(fmt.Errorf("%w: %s", errInterrupted, s))
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+
+	runDone := make(chan struct{})
+	go func() { defer close(runDone); _ = gw.Run(ctx) }()
+	defer func() { cancel(nil); <-runDone }()
+	go func() {
+		// Once settled (or at the --wait bound), say on stderr what went
+		// wrong: the client shows it in its server log.
+		select {
+		case <-gw.Ready():
+			hs.reportProblems(!host.AllSettled(hs.host.Snapshot()))
+		case <-ctx.Done():
+		}
+	}()
+
+	if f.http == "" {
+		if err := gw.ServeStdio(ctx, env.Stdin, env.Stdout); err != nil && ctx.Err() == nil {
+			return exit(ExitFailure, "harness serve: %v", err)
+		}
+		return nil
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve() }()
+	fmt.Fprintf(env.Stdout, "listening %s\n", srv.URL())
+	select {
+	case err = <-served:
+	case <-ctx.Done():
+	}
+	closeCtx, stop := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer stop()
+	_ = srv.Close(closeCtx)
+	if err == nil {
+		err = <-served
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return exit(ExitFailure, "harness serve: %v", err)
+	}
+	return nil
+}

@@ -1,0 +1,58 @@
+package mcpclient
+
+import (
+	"strings"
+
+	"github.com/harness-go/harness/internal/loop"
+)
+
+// withChain returns cfg with this harness's chain (package loop) added: in
+// the environment of a stdio server, in a header over HTTP. It replaces a
+// value the configuration sets under the same name: the chain is what
+// keeps a harness from starting itself without end.
+func withChain(cfg Config, self *loop.Self) Config {
+	if self == nil {
+		return cfg
+	}
+	chain := self.Next()
+	switch cfg.Transport {
+	case TransportStdio:
+		env := make(map[string]string, len(cfg.Env)+1)
+		for k, v := range cfg.Env {
+			if !strings.EqualFold(k, loop.EnvVar) {
+				env[k] = v
+			}
+		}
+		env[loop.EnvVar] = chain
+		cfg.Env = env
+	case TransportHTTP:
+		headers := make(map[string]string, len(cfg.Headers)+1)
+		for k, v := range cfg.Headers {
+			if !strings.EqualFold(k, loop.Header) {
+				headers[k] = v
+			}
+		}
+		headers[loop.Header] = chain
+		cfg.Headers = headers
+	}
+	return cfg
+}
+
+// checkLoop fails the connection when the server is a harness gateway that
+// is this harness, reaches back to it, or runs its configuration; otherwise
+// it records which harnesses the server reaches (this harness's own gateway
+// reports them) until the instance ends — the supervisor forgets them then.
+func (s *supervisor) checkLoop(sess *session) error {
+	if s.self == nil {
+		return nil
+	}
+	info, ok := loop.ServerInfo(sess.capabilities().Experimental)
+	if !ok {
+		return nil
+	}
+	if err := s.self.CheckServer(info); err != nil {
+		return err
+	}
+	s.self.Reaches(s, info.Reach)
+	return nil
+}

@@ -1,0 +1,83 @@
+package mcpserver
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"strconv"
+	"testing"
+
+	"github.com/harness-go/harness/fiber"
+	"github.com/harness-go/harness/plugins/tools"
+)
+
+func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func newFiberB(b *testing.B) *fiber.Fiber {
+	f := fiber.New(context.Background(), "bench")
+	b.Cleanup(func() { _ = f.Dispose(context.Background()) })
+	return f
+}
+
+// BenchmarkStdioCall is the gateway's own share of a call: a native tool
+// that answers at once, called over ServeStdio through pipes, one call at a
+// time.
+func BenchmarkStdioCall(b *testing.B) {
+	for _, raw := range []bool{false, true} {
+		name := "text"
+		if raw {
+			name = "raw"
+		}
+		b.Run(name, func(b *testing.B) {
+			reg := tools.New()
+			gw, err := New(reg, Options{Logger: discardLogger()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			f := newFiberB(b)
+			_, err = reg.Register(f, tools.Tool{Name: "echo", Execute: func(context.Context, json.RawMessage) (tools.Result, error) {
+				if raw {
+					return tools.Result{Text: "echo: hello", Raw: json.RawMessage(`{"content":[{"type":"text","text":"echo: hello"}]}`)}, nil
+				}
+				return tools.Result{Text: "echo: hello"}, nil
+			}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go gw.Run(ctx)
+			<-gw.Ready()
+			for !gw.servedNames()["echo"] {
+				gw.mu.Lock()
+				ch := gw.changed
+				gw.mu.Unlock()
+				<-ch
+			}
+			inR, inW := io.Pipe()
+			outR, outW := io.Pipe()
+			done := make(chan struct{})
+			go func() { _ = gw.ServeStdio(ctx, inR, outW); outW.Close(); close(done) }()
+			out := bufio.NewReader(outR)
+			io.WriteString(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"0"}}}`+"\n")
+			out.ReadSlice('\n')
+			var buf []byte
+			b.ResetTimer()
+			for i := range b.N {
+				buf = append(buf[:0], `{"jsonrpc":"2.0","id":`...)
+				buf = strconv.AppendInt(buf, int64(i+1), 10)
+				buf = append(buf, `,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello"}}}`+"\n"...)
+				inW.Write(buf)
+				if _, err := out.ReadSlice('\n'); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			inW.Close()
+			go io.Copy(io.Discard, outR)
+			<-done
+		})
+	}
+}

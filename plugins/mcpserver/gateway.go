@@ -1,0 +1,484 @@
+// Package mcpserver is the gateway: it serves the tools registry as an MCP
+// server, so that any MCP client (Claude Code, Codex, Cursor, an SDK) sees
+// one stable endpoint whose tools follow cordis.yml as it is edited.
+//
+// A [Gateway] sits on mcp-go's server package and is served over stdio
+// ([Gateway.ServeStdio], `harness serve`) or Streamable HTTP
+// ([Gateway.HTTPHandler], `harness serve --http`, and the kind mcp-server
+// that `harness run` serves beside its console). docs/rfc/0005-gateway.md
+// says why it is built as it is; in short:
+//
+//  1. Tools. In mode full the client sees the registry's tools under their
+//     names, with their descriptions and schemas as registered, and what
+//     their MCP servers listed beside them (title, annotations,
+//     outputSchema). In mode meta it sees three tools that never change —
+//     search_tools, describe_tool, call_tool — which reach every tool by
+//     name, for clients that ignore list_changed.
+//  2. Snapshot. The served list is a snapshot, rebuilt when the registry
+//     changes (changes in a burst are coalesced) and replaced only when its
+//     hash differs; every replacement sends notifications/tools/list_changed
+//     to every session, within [DefaultCoalesce] (plus the rebuild) of the
+//     change.
+//  3. Settle. The first tools/list, and a call to a tool not yet served,
+//     wait until the host's entries have settled ([Options.Settle]).
+//  4. Calls go through the registry ([tools.Registry.Execute]); a result
+//     that came from an MCP server passes through unchanged (content blocks
+//     of every type, structuredContent, isError); a native tool's result is
+//     one text block. The client's cancellation cancels the call's context,
+//     which reaches the backend (mcp-client sends notifications/cancelled).
+//  5. Loops. The initialize result says who this harness is (package
+//     internal/loop), and an HTTP request whose chain holds this harness is
+//     refused, so a harness never serves itself.
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/harness-go/harness/internal/loop"
+	"github.com/harness-go/harness/internal/safe"
+	"github.com/harness-go/harness/plugins/tools"
+)
+
+// Modes of the served tool list.
+const (
+	// ModeFull serves every tool of the registry.
+	ModeFull = "full"
+	// ModeMeta serves search_tools, describe_tool and call_tool.
+	ModeMeta = "meta"
+)
+
+// DefaultCoalesce is how long the gateway gathers registry changes before
+// it rebuilds the served list: a reload that swaps many tools costs one
+// list_changed.
+const DefaultCoalesce = 10 * time.Millisecond
+
+// Options configure a [Gateway].
+type Options struct {
+	// Mode is ModeFull (the default) or ModeMeta.
+	Mode string
+	// Settle waits until the host's entries have settled (bounded as the
+	// caller wants; its error is ignored). The first tools/list waits for
+	// it. Nil: no wait.
+	Settle func(context.Context) error
+	// Self is the harness the gateway serves (loop detection); nil: a
+	// fresh identity.
+	Self *loop.Self
+	// Logger receives the gateway's records; default slog.Default().
+	Logger *slog.Logger
+	// Version is the serverInfo version; default the module's version.
+	Version string
+	// Coalesce overrides DefaultCoalesce.
+	Coalesce time.Duration
+}
+
+// ServerName is the serverInfo name of the gateway.
+const ServerName = "harness"
+
+// Gateway serves a tools registry as an MCP server. Create it with [New],
+// run it with [Gateway.Run], and serve it with [Gateway.ServeStdio] or
+// [Gateway.HTTPHandler] (as many sessions as clients connect).
+type Gateway struct {
+	reg  *tools.Registry
+	mcp  *server.MCPServer
+	self *loop.Self
+	log  *slog.Logger
+	opts Options
+
+	ready    chan struct{} // closed once the entries settled (or the wait ended)
+	sessions atomic.Int64  // numbers stdio sessions
+
+	mu      sync.Mutex
+	mode    string
+	hash    [32]byte
+	hashed  bool            // hash holds the served list's
+	served  map[string]bool // the names of the served list (mode full)
+	changed chan struct{}   // closed and replaced at every publish
+	modeSet chan struct{}   // wakes Run when the mode changes
+
+	rebuilds  atomic.Int64 // served lists built
+	publishes atomic.Int64 // served lists handed to mcp-go (one list_changed each)
+}
+
+// New returns a gateway for reg. It serves nothing until Run has published
+// the first list (a tools/list waits for that).
+func New(reg *tools.Registry, opts Options) (*Gateway, error) {
+	if opts.Mode == "" {
+		opts.Mode = ModeFull
+	}
+	if err := checkMode(opts.Mode); err != nil {
+		return nil, err
+	}
+	if opts.Self == nil {
+		opts.Self = loop.New("", "")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Version == "" {
+		opts.Version = moduleVersion()
+	}
+	if opts.Coalesce <= 0 {
+		opts.Coalesce = DefaultCoalesce
+	}
+	g := &Gateway{
+		reg:     reg,
+		self:    opts.Self,
+		log:     opts.Logger,
+		opts:    opts,
+		ready:   make(chan struct{}),
+		mode:    opts.Mode,
+		served:  map[string]bool{},
+		changed: make(chan struct{}),
+		modeSet: make(chan struct{}, 1),
+	}
+	hooks := &server.Hooks{}
+	hooks.AddAfterInitialize(func(_ context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
+		res.Capabilities.Experimental = g.experimental(res.Capabilities.Experimental)
+	})
+	hooks.AddAfterDiscover(func(_ context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
+		res.Capabilities.Experimental = g.experimental(res.Capabilities.Experimental)
+	})
+	hooks.AddBeforeListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest) {
+		g.waitReady(ctx)
+	})
+	hooks.AddBeforeCallTool(func(ctx context.Context, _ any, req *mcp.CallToolRequest) {
+		g.waitServed(ctx, req.Params.Name)
+	})
+	g.mcp = server.NewMCPServer(ServerName, opts.Version,
+		server.WithToolCapabilities(true),
+		server.WithHooks(hooks),
+		server.WithRecovery(),
+		server.WithInstructions(instructions),
+	)
+	return g, nil
+}
+
+const instructions = "The tools of a harness (github.com/harness-go/harness): its own tools and those of the MCP servers in its cordis.yml, named mcp__<server>__<tool>. The list follows cordis.yml as it is edited; notifications/tools/list_changed announces every change."
+
+func checkMode(mode string) error {
+	if mode != ModeFull && mode != ModeMeta {
+		return fmt.Errorf("tools mode %q: want %q or %q", mode, ModeFull, ModeMeta)
+	}
+	return nil
+}
+
+// moduleVersion is the version of the module this binary was built from.
+func moduleVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// experimental adds this harness's description (package loop) to the
+// experimental capabilities of an initialize or discover result, without
+// touching the map mcp-go may share between results.
+func (g *Gateway) experimental(prev map[string]any) map[string]any {
+	out := make(map[string]any, len(prev)+1)
+	for k, v := range prev {
+		out[k] = v
+	}
+	out[loop.Capability] = g.self.CapabilityValue()
+	return out
+}
+
+// Run keeps the served list in step with the registry until ctx ends. It
+// publishes the first list at once, and marks the gateway ready once
+// Options.Settle has returned.
+func (g *Gateway) Run(ctx context.Context) error {
+	settled := make(chan struct{})
+	go func() {
+		defer close(settled)
+		if g.opts.Settle != nil {
+			_ = g.opts.Settle(ctx)
+		}
+	}()
+	for {
+		changed := g.reg.Changed()
+		g.publish()
+		select {
+		case <-settled:
+			settled = nil
+			g.publish() // what the settled entries registered, before anyone lists
+			close(g.ready)
+			continue
+		case <-g.modeSet:
+			continue
+		case <-changed:
+		case <-ctx.Done():
+			if settled != nil {
+				<-settled
+			}
+			return nil
+		}
+		// Gather a burst: a reload swaps one entry's tools at a time.
+		t := time.NewTimer(g.opts.Coalesce)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			if settled != nil {
+				<-settled
+			}
+			return nil
+		}
+	}
+}
+
+// SetMode switches the served list between ModeFull and ModeMeta while the
+// gateway runs; sessions are told with list_changed.
+func (g *Gateway) SetMode(mode string) error {
+	if err := checkMode(mode); err != nil {
+		return err
+	}
+	g.mu.Lock()
+	g.mode = mode
+	g.mu.Unlock()
+	select {
+	case g.modeSet <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// Mode returns the current mode.
+func (g *Gateway) Mode() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.mode
+}
+
+// Ready returns a channel closed once the gateway answers tools/list (its
+// entries have settled, or the wait for them ended).
+func (g *Gateway) Ready() <-chan struct{} { return g.ready }
+
+// waitReady waits until the gateway is ready or ctx ends.
+func (g *Gateway) waitReady(ctx context.Context) {
+	select {
+	case <-g.ready:
+	case <-ctx.Done():
+	}
+}
+
+// waitServed waits until name is served or the gateway is ready (when it
+// still is not served, the call answers that it is unknown), or ctx ends.
+func (g *Gateway) waitServed(ctx context.Context, name string) {
+	for {
+		g.mu.Lock()
+		ok, ch := g.served[name] || g.mode == ModeMeta, g.changed
+		g.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-g.ready:
+			return
+		case <-ch:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// publish rebuilds the served list and hands it to mcp-go when its hash
+// changed; mcp-go then sends list_changed to every session.
+func (g *Gateway) publish() {
+	g.mu.Lock()
+	mode := g.mode
+	g.mu.Unlock()
+	var list []server.ServerTool
+	var names map[string]bool
+	var sum [32]byte
+	if mode == ModeMeta {
+		list = g.metaTools()
+		sum = sha256.Sum256([]byte(ModeMeta))
+	} else {
+		list, names, sum = g.fullTools()
+	}
+	g.rebuilds.Add(1)
+	g.mu.Lock()
+	if g.hashed && sum == g.hash {
+		g.mu.Unlock()
+		return
+	}
+	g.hash, g.hashed = sum, true
+	g.publishes.Add(1)
+	if names != nil {
+		g.served = names
+	}
+	close(g.changed)
+	g.changed = make(chan struct{})
+	// SetTools runs under g.mu so that two publishes cannot hand mcp-go
+	// their lists in the other order.
+	g.mcp.SetTools(list...)
+	g.mu.Unlock()
+	g.log.Debug("served tool list replaced", "tools", len(list), "mode", mode)
+}
+
+// servedNames returns the names of the served list (mode full).
+func (g *Gateway) servedNames() map[string]bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.served
+}
+
+// fullTools builds the served list of mode full from the registry, with the
+// set of names and the hash of what a client sees.
+func (g *Gateway) fullTools() ([]server.ServerTool, map[string]bool, [32]byte) {
+	all := g.reg.List()
+	list := make([]server.ServerTool, 0, len(all))
+	names := make(map[string]bool, len(all))
+	h := sha256.New()
+	for _, t := range all {
+		mt := servedTool(t)
+		if err := mcp.ValidateParamHeaderAnnotations(&mt); err != nil {
+			// mcp-go refuses such a tool (it would panic in SetTools).
+			g.log.Warn("a tool is not served: its schema has invalid x-mcp-header annotations", "tool", safe.Line(t.Name), "err", safe.Line(err.Error()))
+			continue
+		}
+		for _, part := range [][]byte{[]byte(t.Name), []byte(t.Description), t.Parameters, t.Definition} {
+			fmt.Fprintf(h, "%d:", len(part))
+			h.Write(part)
+		}
+		names[t.Name] = true
+		list = append(list, server.ServerTool{Tool: mt, Handler: g.callHandler(t.Name)})
+	}
+	var sum [32]byte
+	copy(sum[:], h.Sum(nil))
+	return list, names, sum
+}
+
+// definition is what the gateway takes from a tool's raw definition.
+type definition struct {
+	Title        string              `json:"title"`
+	Annotations  *mcp.ToolAnnotation `json:"annotations"`
+	OutputSchema json.RawMessage     `json:"outputSchema"`
+	Icons        []mcp.Icon          `json:"icons"`
+	Meta         *mcp.Meta           `json:"_meta"`
+}
+
+// servedTool is the MCP tool for a registry tool: its name, description and
+// schema as registered, and what its server listed beside them.
+func servedTool(t tools.Tool) mcp.Tool {
+	mt := mcp.Tool{Name: t.Name, Description: t.Description, RawInputSchema: t.Parameters}
+	if len(t.Definition) == 0 {
+		return mt
+	}
+	var d definition
+	if json.Unmarshal(t.Definition, &d) != nil {
+		return mt
+	}
+	mt.Title = d.Title
+	if d.Annotations != nil {
+		mt.Annotations = *d.Annotations
+	}
+	if len(d.OutputSchema) > 0 && !bytes.Equal(bytes.TrimSpace(d.OutputSchema), []byte("null")) {
+		mt.RawOutputSchema = d.OutputSchema
+	}
+	mt.Icons = d.Icons
+	mt.Meta = d.Meta
+	return mt
+}
+
+// callHandler calls one registry tool.
+func (g *Gateway) callHandler(name string) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return toResult(g.reg.Execute(ctx, name, arguments(req))), nil
+	}
+}
+
+// arguments returns a call's arguments as raw JSON, {} when there are none.
+func arguments(req mcp.CallToolRequest) json.RawMessage {
+	raw := bytes.TrimSpace(req.Params.RawArguments)
+	if len(raw) == 0 || raw[0] != '{' {
+		return json.RawMessage("{}")
+	}
+	return raw
+}
+
+// toResult turns what the registry answered into the MCP result: the
+// server's own result when there is one, else one text block.
+func toResult(res tools.Result) *mcp.CallToolResult {
+	if len(res.Raw) > 0 {
+		if r, err := rawResult(res.Raw); err == nil {
+			return r
+		}
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(res.Text)}, IsError: res.IsError}
+}
+
+// rawResult is a server's CallToolResult, passed on as it came: each content
+// block of a type MCP defines as its raw JSON (mcp-go's typed content would
+// re-encode it, and knows fewer fields), structuredContent as raw JSON,
+// isError and _meta. A block of a type MCP does not define becomes a text
+// block holding its JSON: clients validate results against the protocol's
+// schema (the TypeScript SDK fails the whole call on an unknown block), and
+// that way the model still reads what the server said.
+func rawResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
+	var r struct {
+		Content           []json.RawMessage `json:"content"`
+		StructuredContent json.RawMessage   `json:"structuredContent"`
+		IsError           bool              `json:"isError"`
+		Meta              *mcp.Meta         `json:"_meta"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, err
+	}
+	out := &mcp.CallToolResult{Content: make([]mcp.Content, len(r.Content)), IsError: r.IsError}
+	out.Meta = r.Meta
+	for i, b := range r.Content {
+		var head struct {
+			Type string `json:"type"`
+		}
+		_ = json.Unmarshal(b, &head)
+		if knownBlocks[head.Type] {
+			out.Content[i] = rawBlock{raw: b}
+			continue
+		}
+		var c bytes.Buffer
+		if json.Compact(&c, b) != nil {
+			c.Reset()
+			c.Write(b)
+		}
+		out.Content[i] = mcp.NewTextContent(c.String())
+	}
+	if s := bytes.TrimSpace(r.StructuredContent); len(s) > 0 && !bytes.Equal(s, []byte("null")) {
+		out.RawStructuredContent = r.StructuredContent
+	}
+	return out, nil
+}
+
+// knownBlocks are the content block types of the MCP specification.
+var knownBlocks = map[string]bool{"text": true, "image": true, "audio": true, "resource": true, "resource_link": true}
+
+// rawBlock is a content block that encodes as the JSON it came as. It
+// satisfies mcp.Content through the embedded TextContent, whose fields it
+// never uses.
+type rawBlock struct {
+	mcp.TextContent
+	raw json.RawMessage
+}
+
+// MarshalJSON writes the block as it came.
+func (b rawBlock) MarshalJSON() ([]byte, error) { return b.raw, nil }
+
+var _ mcp.Content = rawBlock{}
+
+// firstLine is the first line of a description, for search results.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return strings.TrimSpace(line)
+}

@@ -1,0 +1,343 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/harness-go/harness/internal/loop"
+)
+
+// Path is where the gateway serves Streamable HTTP.
+const Path = "/mcp"
+
+// HTTPOptions configure [Gateway.HTTPHandler].
+type HTTPOptions struct {
+	// Token, when set, is required as "Authorization: Bearer <token>" on
+	// every request.
+	Token string
+	// Bind is the address the listener is bound to (its IP is accepted as
+	// a Host value); nil for a loopback listener.
+	Bind net.Addr
+	// AllowHosts are further Host header values accepted, as "name" (any
+	// port) or "name:port", for a gateway reached under a name (a reverse
+	// proxy, a non-loopback bind). Loopback names are always accepted.
+	AllowHosts []string
+	// MaxBodyBytes bounds a request body; default MaxMessageBytes.
+	MaxBodyBytes int64
+}
+
+// HTTPHandler serves the gateway over Streamable HTTP at [Path]. Before a
+// request reaches mcp-go it checks, in order: the path; the Host header
+// (loopback names, the bound IP, AllowHosts: DNS rebinding); the Origin
+// header when a browser sent one; the Bearer token, compared in constant
+// time; the body size; and the chain of harnesses the request came
+// through (package loop). Each refusal is an HTTP error with a JSON-RPC
+// error body that says why.
+func (g *Gateway) HTTPHandler(o HTTPOptions) *HTTPHandler {
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = MaxMessageBytes
+	}
+	h := &HTTPHandler{g: g, opts: o}
+	h.SetToken(o.Token)
+	h.mcp = server.NewStreamableHTTPServer(g.mcp,
+		server.WithEndpointPath(Path),
+		// Host checks are ours (they also know --allow-host).
+		server.WithDisableLocalhostProtection(true),
+		server.WithStreamableHTTPLogger(slog.New(debugOnly{g.log.Handler()})),
+		// A comment line on idle GET streams every 30 s keeps proxies and
+		// NATs from closing them.
+		server.WithHeartbeatInterval(30*time.Second),
+	)
+	return h
+}
+
+// HTTPHandler is the gateway's http.Handler. See [Gateway.HTTPHandler].
+type HTTPHandler struct {
+	g     *Gateway
+	opts  HTTPOptions
+	mcp   *server.StreamableHTTPServer
+	token atomic.Pointer[[32]byte] // SHA-256 of the token; nil: none required
+}
+
+// SetToken changes the required token while the handler serves ("" for
+// none).
+func (h *HTTPHandler) SetToken(token string) {
+	if token == "" {
+		h.token.Store(nil)
+		return
+	}
+	sum := sha256.Sum256([]byte(token))
+	h.token.Store(&sum)
+}
+
+// Shutdown ends every session (their GET streams return) so that the HTTP
+// server can stop.
+func (h *HTTPHandler) Shutdown(ctx context.Context) error { return h.mcp.Shutdown(ctx) }
+
+func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != Path {
+		refuse(w, http.StatusNotFound, fmt.Sprintf("no MCP endpoint at %s: the gateway serves %s", r.URL.Path, Path))
+		return
+	}
+	if !h.hostAllowed(r.Host) {
+		refuse(w, http.StatusForbidden, fmt.Sprintf("Host %q is not accepted (DNS rebinding protection): the gateway answers to localhost, 127.0.0.1, [::1]%s", r.Host, h.allowedNote()))
+		return
+	}
+	if origin := r.Header.Get("Origin"); origin != "" && !h.originAllowed(origin) {
+		refuse(w, http.StatusForbidden, fmt.Sprintf("Origin %q is not accepted: a web page may not drive the gateway (allowed origins are loopback and the --allow-host names)", origin))
+		return
+	}
+	if want := h.token.Load(); want != nil {
+		got, ok := bearer(r.Header.Get("Authorization"))
+		sum := sha256.Sum256([]byte(got))
+		if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="harness"`)
+			msg := "a Bearer token is required: send \"Authorization: Bearer <token>\""
+			if ok {
+				msg = "the Bearer token is wrong"
+			}
+			refuse(w, http.StatusUnauthorized, msg)
+			return
+		}
+	}
+	if err := h.g.self.CheckRequest(r.Header.Get(loop.Header)); err != nil {
+		refuse(w, http.StatusLoopDetected, err.Error())
+		return
+	}
+	if r.Body != nil && r.Method == http.MethodPost {
+		if r.ContentLength > h.opts.MaxBodyBytes {
+			refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is %d bytes; the most accepted is %d", r.ContentLength, h.opts.MaxBodyBytes))
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, h.opts.MaxBodyBytes+1))
+		if err != nil {
+			refuse(w, http.StatusBadRequest, "reading the request body: "+err.Error())
+			return
+		}
+		if int64(len(body)) > h.opts.MaxBodyBytes {
+			refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is over %d bytes, the most accepted", h.opts.MaxBodyBytes))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	h.mcp.ServeHTTP(w, r)
+}
+
+// refuse answers an HTTP error whose body is a JSON-RPC error: what MCP
+// clients show of a failed request.
+func refuse(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	b, _ := json.Marshal(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.INVALID_REQUEST, msg, nil))
+	w.Write(append(b, '\n'))
+}
+
+// bearer returns the token of an "Authorization: Bearer <token>" value.
+func bearer(v string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(v), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
+func (h *HTTPHandler) allowedNote() string {
+	var names []string
+	if ip := bindIP(h.opts.Bind); ip.IsValid() && !ip.IsLoopback() && !ip.IsUnspecified() {
+		names = append(names, ip.String())
+	}
+	names = append(names, h.opts.AllowHosts...)
+	note := "; to accept another name, add it with --allow-host (allowHosts: in cordis.yml)"
+	if len(names) == 0 {
+		return note
+	}
+	return ", " + strings.Join(names, ", ") + note
+}
+
+// hostAllowed checks a Host header: a loopback name, the IP the listener is
+// bound to, or an allowed name.
+func (h *HTTPHandler) hostAllowed(hostport string) bool {
+	if hostport == "" {
+		return false
+	}
+	name, port := splitHost(hostport)
+	if isLoopbackName(name) {
+		return true
+	}
+	if ip, err := netip.ParseAddr(name); err == nil {
+		if b := bindIP(h.opts.Bind); b.IsValid() && !b.IsUnspecified() && b == ip.Unmap() {
+			return true
+		}
+	}
+	return h.allowed(name, port)
+}
+
+// originAllowed checks an Origin header: its host must be a loopback name
+// or an allowed name.
+func (h *HTTPHandler) originAllowed(origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	name, port := splitHost(u.Host)
+	return isLoopbackName(name) || h.allowed(name, port)
+}
+
+func (h *HTTPHandler) allowed(name, port string) bool {
+	return slices.ContainsFunc(h.opts.AllowHosts, func(a string) bool {
+		an, ap := splitHost(a)
+		return strings.EqualFold(an, name) && (ap == "" || ap == port)
+	})
+}
+
+// splitHost splits "name:port", "[v6]:port", "name" or "[v6]".
+func splitHost(hostport string) (name, port string) {
+	if n, p, err := net.SplitHostPort(hostport); err == nil {
+		return strings.ToLower(n), p
+	}
+	return strings.ToLower(strings.Trim(hostport, "[]")), ""
+}
+
+func isLoopbackName(name string) bool {
+	if name == "localhost" || strings.HasSuffix(name, ".localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(name)
+	return err == nil && ip.IsLoopback()
+}
+
+func bindIP(a net.Addr) netip.Addr {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		if ip, ok := netip.AddrFromSlice(ta.IP); ok {
+			return ip.Unmap()
+		}
+	}
+	return netip.Addr{}
+}
+
+// ErrNeedsToken refuses a non-loopback listen address without a token.
+var ErrNeedsToken = errors.New("a non-loopback address needs a token")
+
+// CheckListen refuses to serve HTTP on an address other machines can reach
+// without a token. An empty host (":8080") means every interface.
+func CheckListen(addr, token string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("listen address %q: want host:port, such as 127.0.0.1:8750: %w", addr, err)
+	}
+	if token != "" || isLoopbackName(strings.ToLower(host)) {
+		return nil
+	}
+	where := host
+	if where == "" {
+		where = "every interface"
+	}
+	return fmt.Errorf("refusing to serve on %s (%s) without a token: other machines could call every tool; set a token (--token, HARNESS_TOKEN, or token: in cordis.yml) or listen on 127.0.0.1: %w", addr, where, ErrNeedsToken)
+}
+
+// debugOnly logs every record at debug level: mcp-go's own records are
+// detail, what matters reaches the gateway's callers as errors.
+type debugOnly struct{ slog.Handler }
+
+func (d debugOnly) Enabled(ctx context.Context, _ slog.Level) bool {
+	return d.Handler.Enabled(ctx, slog.LevelDebug)
+}
+
+func (d debugOnly) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = slog.LevelDebug
+	return d.Handler.Handle(ctx, r)
+}
+
+func (d debugOnly) WithAttrs(as []slog.Attr) slog.Handler { return debugOnly{d.Handler.WithAttrs(as)} }
+func (d debugOnly) WithGroup(n string) slog.Handler       { return debugOnly{d.Handler.WithGroup(n)} }
+
+// HTTPServer is a gateway served over HTTP on a listener of its own.
+type HTTPServer struct {
+	h   *HTTPHandler
+	srv *http.Server
+	ln  net.Listener
+}
+
+// ListenHTTP checks addr ([CheckListen]) and listens on it; serve with
+// [HTTPServer.Serve]. o.Bind is set from the listener.
+func (g *Gateway) ListenHTTP(addr string, o HTTPOptions) (*HTTPServer, error) {
+	if err := CheckListen(addr, o.Token); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	o.Bind = ln.Addr()
+	h := g.HTTPHandler(o)
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(debugOnly{g.log.Handler()}, slog.LevelDebug),
+	}
+	return &HTTPServer{h: h, srv: srv, ln: ln}, nil
+}
+
+// Handler returns the server's handler (to change its token, say).
+func (s *HTTPServer) Handler() *HTTPHandler { return s.h }
+
+// Addr is the address the server listens on.
+func (s *HTTPServer) Addr() net.Addr { return s.ln.Addr() }
+
+// URL is the endpoint clients connect to; for a server on every interface,
+// its loopback address.
+func (s *HTTPServer) URL() string {
+	a, ok := s.ln.Addr().(*net.TCPAddr)
+	if !ok {
+		return "http://" + s.ln.Addr().String() + Path
+	}
+	ip := a.IP
+	if ip.IsUnspecified() {
+		if ip.To4() != nil {
+			ip = net.IPv4(127, 0, 0, 1)
+		} else {
+			ip = net.IPv6loopback
+		}
+	}
+	return "http://" + net.JoinHostPort(ip.String(), fmt.Sprint(a.Port)) + Path
+}
+
+// Serve serves until Close; it returns nil once closed.
+func (s *HTTPServer) Serve() error {
+	if err := s.srv.Serve(s.ln); !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("gateway: %w", err)
+	}
+	return nil
+}
+
+// Close ends every session, lets requests in flight finish within ctx, then
+// closes what is left.
+func (s *HTTPServer) Close(ctx context.Context) error {
+	_ = s.h.Shutdown(ctx)
+	err := s.srv.Shutdown(ctx)
+	if err != nil {
+		err = s.srv.Close()
+	}
+	_ = s.ln.Close() // when Serve never ran
+	return err
+}

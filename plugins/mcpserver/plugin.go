@@ -1,0 +1,191 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/internal/loop"
+	"github.com/harness-go/harness/plugins/tools"
+)
+
+// KindName is the plugin kind of the gateway in cordis.yml.
+const KindName = "mcp-server"
+
+func init() {
+	host.Register(host.Kind{
+		Name:   KindName,
+		Doc:    "serves the harness's tools to MCP clients over Streamable HTTP (the gateway; harness serve does the same on stdio)",
+		Inject: []string{tools.Service},
+		New:    func() host.Plugin { return &Plugin{Tools: ModeFull} },
+	})
+}
+
+// Plugin is one gateway served over HTTP beside the rest of the harness
+// (`harness run`). Its exported fields are its configuration.
+//
+// Tools and Token can change without a new listener: the gateway has
+// [Gateway.SetMode] and [HTTPHandler.SetToken] for the host's live fields;
+// until the host has them, an edit re-creates the instance.
+type Plugin struct {
+	// Listen is the host:port to serve on.
+	Listen string `yaml:"listen" json:"listen" required:"true" desc:"host:port to serve Streamable HTTP on, at /mcp (127.0.0.1:8750, say); a non-loopback address needs a token."`
+	// Token is required as a Bearer token on every request.
+	Token string `yaml:"token" json:"-" secret:"true" desc:"Bearer token every request must carry; required for a non-loopback address."`
+	// Tools is the served list: full or meta.
+	Tools string `yaml:"tools" json:"tools" enum:"full,meta" desc:"full: every tool; meta: search_tools, describe_tool and call_tool, for clients that ignore list_changed."`
+	// AllowHosts are further Host header values accepted.
+	AllowHosts []string `yaml:"allowHosts" json:"allowHosts,omitempty" desc:"Host header values accepted besides loopback names and the bound IP (name or name:port), for a gateway reached under a name."`
+
+	mu  sync.Mutex
+	gw  *Gateway
+	srv *HTTPServer
+	off string // why the entry does nothing ("" when it serves)
+}
+
+// Validate checks the configuration.
+func (p *Plugin) Validate() error {
+	if p.Listen == "" {
+		return host.FieldErrorf("listen", "is required: host:port, such as 127.0.0.1:8750")
+	}
+	if err := checkMode(p.Tools); err != nil {
+		return host.FieldErrorf("tools", "must be %q or %q, not %q", ModeFull, ModeMeta, p.Tools)
+	}
+	if err := CheckListen(p.Listen, p.Token); err != nil {
+		return host.FieldErrorf("listen", "%v", err)
+	}
+	return nil
+}
+
+// Apply listens and serves; the listener closes when the instance is
+// disposed.
+func (p *Plugin) Apply(ctx *host.Context) error {
+	ho := hostOptions(ctx)
+	if ho.Ignore != "" {
+		ctx.Logger().Info("mcp-server entry ignored", "why", ho.Ignore)
+		p.mu.Lock()
+		p.off = ho.Ignore
+		p.mu.Unlock()
+		return nil
+	}
+	reg, err := tools.From(ctx)
+	if err != nil {
+		return err
+	}
+	gw, err := New(reg, Options{Mode: p.Tools, Settle: ho.Settle, Self: loop.From(ctx), Logger: ctx.Logger()})
+	if err != nil {
+		return err
+	}
+	srv, err := gw.ListenHTTP(p.Listen, HTTPOptions{Token: p.Token, AllowHosts: p.AllowHosts})
+	if err != nil {
+		return fmt.Errorf("mcp-server: %w", err)
+	}
+	p.mu.Lock()
+	p.gw, p.srv = gw, srv
+	p.mu.Unlock()
+	if _, err := ctx.Defer("close the gateway's listener", func(dctx context.Context) error {
+		return srv.Close(dctx)
+	}); err != nil {
+		_ = srv.Close(context.Background())
+		return err
+	}
+	if err := ctx.Go("gateway", func(life context.Context) { _ = gw.Run(life) }); err != nil {
+		return err
+	}
+	if err := ctx.Go("gateway http", func(context.Context) {
+		if err := srv.Serve(); err != nil {
+			ctx.Fail(err)
+		}
+	}); err != nil {
+		return err
+	}
+	ctx.Logger().Info("serving MCP", "url", srv.URL(), "tools", p.Tools)
+	return nil
+}
+
+// Status describes the gateway for `harness status`.
+type Status struct {
+	URL   string `json:"url,omitempty"`
+	Tools string `json:"tools"`
+	Token bool   `json:"token"`
+	Note  string `json:"note,omitempty"`
+}
+
+// Status reports where the gateway serves.
+func (p *Plugin) Status() any {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := &Status{Tools: p.Tools, Token: p.Token != ""}
+	if p.gw != nil {
+		st.Tools = p.gw.Mode()
+	}
+	switch {
+	case p.off != "":
+		st.Note = "ignored: " + p.off
+	case p.srv != nil:
+		st.URL = p.srv.URL()
+	}
+	return st
+}
+
+// StatusLines renders the status for people.
+func (s *Status) StatusLines() []string {
+	if s.Note != "" {
+		return []string{s.Note}
+	}
+	auth := "no token"
+	if s.Token {
+		auth = "Bearer token required"
+	}
+	if s.URL == "" {
+		return []string{fmt.Sprintf("tools %s, %s", s.Tools, auth)}
+	}
+	return []string{fmt.Sprintf("serving %s (tools %s, %s)", s.URL, s.Tools, auth)}
+}
+
+// HostOptions are what the program running a host tells its mcp-server
+// entries; see [SetHostOptions].
+type HostOptions struct {
+	// Settle waits until the host's entries have settled, bounded as the
+	// program wants: a gateway's first tools/list waits for it.
+	Settle func(context.Context) error
+	// Ignore, when set, makes mcp-server entries do nothing, and says
+	// why: `harness serve` serves the host itself (a listener from the
+	// file would serve it twice), and a one-shot command must not take
+	// the port of a running harness.
+	Ignore string
+}
+
+type hostOptionsKey struct{}
+
+// SetHostOptions sets the options of h's mcp-server entries. Call it
+// before loading a configuration.
+func SetHostOptions(h *host.Host, o HostOptions) {
+	h.Shared(hostOptionsKey{}, func() any { return o })
+}
+
+func hostOptions(ctx *host.Context) HostOptions {
+	return ctx.Shared(hostOptionsKey{}, func() any { return HostOptions{} }).(HostOptions)
+}
+
+// SettleWithin returns a Settle function for [HostOptions] and [Options]:
+// h's entries settle, waiting at most d (0: not at all).
+func SettleWithin(h *host.Host, d time.Duration) func(context.Context) error {
+	return func(ctx context.Context) error {
+		if d <= 0 {
+			return nil
+		}
+		ctx, cancel := context.WithTimeout(ctx, d)
+		defer cancel()
+		return h.Settle(ctx)
+	}
+}
+
+var (
+	_ host.Plugin         = (*Plugin)(nil)
+	_ host.Validator      = (*Plugin)(nil)
+	_ host.StatusReporter = (*Plugin)(nil)
+	_ host.TextStatus     = (*Status)(nil)
+)

@@ -1,0 +1,113 @@
+package mcpserver
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/internal/hosttest"
+)
+
+func TestKindServesTheHostsTools(t *testing.T) {
+	t.Parallel()
+	hx := hosttest.New(t, 10*time.Second)
+	if err := hx.Load(`
+- id: gw
+  name: mcp-server
+  config: {listen: "127.0.0.1:0", token: a-long-secret-token, tools: full}
+`); err != nil {
+		t.Fatal(err)
+	}
+	hx.Settle(waitTimeout)
+	e := entry(t, hx, "gw")
+	st, ok := e.Details.(*Status)
+	if e.State != host.Ready || !ok || !strings.HasPrefix(st.URL, "http://127.0.0.1:") || !st.Token || st.Tools != ModeFull {
+		t.Fatalf("entry %s %s, status %+v", e.State, e.Error, e.Details)
+	}
+	if lines := st.StatusLines(); len(lines) != 1 || !strings.Contains(lines[0], "serving "+st.URL+" (tools full, Bearer token required)") {
+		t.Fatalf("status lines %q", lines)
+	}
+	status, body := post(t, st.URL, "", initializeBody, map[string]string{"Authorization": "Bearer a-long-secret-token"})
+	if status != 200 || !strings.Contains(body, `"serverInfo"`) {
+		t.Fatalf("initialize: %d %s", status, body)
+	}
+	if strings.Contains(hx.Log.String(), "a-long-secret-token") {
+		t.Fatal("the token reached the log")
+	}
+
+	// Removing the entry closes the listener.
+	if err := hx.Load("[]"); err != nil {
+		t.Fatal(err)
+	}
+	hx.Settle(waitTimeout)
+	if _, err := http.Post(st.URL, "application/json", strings.NewReader(initializeBody)); err == nil {
+		t.Fatal("the listener is still open after the entry went")
+	}
+}
+
+func TestKindIgnoredUnderServe(t *testing.T) {
+	t.Parallel()
+	hx := hosttest.New(t, 10*time.Second)
+	SetHostOptions(hx.H, HostOptions{Ignore: "harness serve serves this host itself"})
+	if err := hx.Load(`
+- id: gw
+  name: mcp-server
+  config: {listen: "127.0.0.1:0"}
+`); err != nil {
+		t.Fatal(err)
+	}
+	hx.Settle(waitTimeout)
+	e := entry(t, hx, "gw")
+	st := e.Details.(*Status)
+	if e.State != host.Ready || st.URL != "" || st.Note != "ignored: harness serve serves this host itself" {
+		t.Fatalf("entry %s, status %+v", e.State, st)
+	}
+}
+
+func TestKindConfiguration(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, config, says string
+	}{
+		{"no listen", `{}`, "listen: is required"},
+		{"every interface without a token", `{listen: ":8750"}`, "without a token"},
+		{"a bad mode", `{listen: "127.0.0.1:0", tools: some}`, "tools"},
+		{"an unknown key", `{listen: "127.0.0.1:0", port: 1}`, "port"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			hx := hosttest.New(t, 10*time.Second)
+			err := hx.Load("- id: gw\n  name: mcp-server\n  config: " + tc.config + "\n")
+			if err == nil || !strings.Contains(err.Error(), tc.says) {
+				t.Fatalf("load: %v, want an error about %q", err, tc.says)
+			}
+		})
+	}
+}
+
+// SettleWithin is what harness run gives the kind's gateways to wait on.
+func TestSettleWithin(t *testing.T) {
+	t.Parallel()
+	hx := hosttest.New(t, 10*time.Second)
+	ctx := context.Background()
+	if err := SettleWithin(hx.H, 0)(ctx); err != nil {
+		t.Fatalf("SettleWithin 0: %v", err)
+	}
+	if err := SettleWithin(hx.H, time.Second)(ctx); err != nil {
+		t.Fatalf("an empty host: %v", err)
+	}
+}
+
+func entry(t *testing.T, hx *hosttest.Host, id string) host.EntryStatus {
+	t.Helper()
+	for _, e := range hx.H.Snapshot() {
+		if e.ID == id {
+			return e
+		}
+	}
+	t.Fatalf("no entry %q", id)
+	return host.EntryStatus{}
+}

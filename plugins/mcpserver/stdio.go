@@ -1,0 +1,380 @@
+package mcpserver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// MaxMessageBytes bounds one JSON-RPC message a client sends, over stdio
+// (one line) and HTTP (one request body).
+const MaxMessageBytes = 16 << 20
+
+// ServeStdio serves one MCP client over newline-delimited JSON-RPC: it reads
+// in, writes only protocol messages to out, and returns when in ends (nil),
+// when writing to out fails, or when ctx ends. At the end of in, the
+// requests in flight finish and are answered first (each call is bounded by
+// its own timeout); when ctx ends they are cancelled. A write to an out
+// that nobody reads lasts until ctx ends.
+//
+// It does not use mcp-go's StdioServer: that keeps its one session in a
+// package-level variable (two gateways in one process would share it) and
+// runs at most five tool calls at a time. Here requests run concurrently,
+// each on the goroutine that read it (see stdioConn.work), and a
+// notifications/cancelled is matched to its request by the goroutine
+// reading, so it can never overtake the request it cancels. A read blocked
+// on in is abandoned, not interrupted, when ServeStdio returns early.
+func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	sess := &stdioSession{id: fmt.Sprintf("stdio-%d", g.sessions.Add(1)), notes: make(chan mcp.JSONRPCNotification, 64)}
+	if err := g.mcp.RegisterSession(ctx, sess); err != nil {
+		return fmt.Errorf("gateway: register the stdio session: %w", err)
+	}
+	defer g.mcp.UnregisterSession(context.Background(), sess.id)
+
+	base, cancelAll := context.WithCancelCause(g.mcp.WithContext(ctx, sess))
+	defer cancelAll(nil)
+	c := &stdioConn{
+		g:        g,
+		base:     base,
+		r:        bufio.NewReaderSize(in, 64<<10),
+		readErr:  make(chan error, 1),
+		out:      out,
+		failed:   make(chan struct{}),
+		inflight: map[string]*inflight{},
+		turn:     make(chan struct{}),
+		quit:     make(chan struct{}),
+	}
+	// Notifications (list_changed) are written as they come.
+	notesDone := make(chan struct{})
+	go func() {
+		defer close(notesDone)
+		for {
+			select {
+			case n := <-sess.notes:
+				c.send(mustEncode(n))
+			case <-c.quit:
+				return
+			}
+		}
+	}()
+	go c.work()
+	readErr := c.readErr
+
+	var result error
+	select {
+	case err := <-readErr:
+		if !errors.Is(err, io.EOF) {
+			result = fmt.Errorf("gateway: reading stdin: %w", err)
+		}
+	case <-c.failed:
+		result = c.writeErr()
+	case <-ctx.Done():
+	}
+	// The end of stdin is the client's way to stop: the requests in flight
+	// finish and are answered (subscription streams, which never finish,
+	// end now); when ctx ended or stdout failed, everything is cancelled.
+	c.mu.Lock()
+	c.closing = true
+	c.mu.Unlock()
+	if result != nil || ctx.Err() != nil {
+		cancelAll(errors.New("the connection ended"))
+	} else {
+		c.endStreams()
+	}
+	done := make(chan struct{})
+	go func() {
+		c.handlers.Wait()
+		close(c.quit) // idle workers leave; the one reading leaves at the end of in
+		<-notesDone
+		close(done)
+	}()
+	select {
+	case <-done:
+		if result == nil {
+			result = c.writeErr()
+		}
+	case <-ctx.Done():
+		// A client that neither reads nor closes stdout holds the last
+		// write; ending ctx abandons it.
+	}
+	return result
+}
+
+// stdioSession is the mcp-go session of one stdio client.
+type stdioSession struct {
+	id          string
+	notes       chan mcp.JSONRPCNotification
+	initialized atomic.Bool
+}
+
+func (s *stdioSession) SessionID() string { return s.id }
+func (s *stdioSession) NotificationChannel() chan<- mcp.JSONRPCNotification {
+	return s.notes
+}
+func (s *stdioSession) Initialize()       { s.initialized.Store(true) }
+func (s *stdioSession) Initialized() bool { return s.initialized.Load() }
+
+// inflight is a request being served.
+type inflight struct {
+	method    string
+	cancel    context.CancelFunc
+	cancelled atomic.Bool // by the client's notifications/cancelled
+}
+
+type stdioConn struct {
+	g        *Gateway
+	base     context.Context
+	handlers sync.WaitGroup // the requests being served
+
+	// One goroutine reads at a time: the one holding the turn. When it
+	// reads a request it passes the turn on — to an idle worker, or a new
+	// one — and serves the request itself, so no hand-off stands between
+	// reading a request and running it. Then it waits for the turn again.
+	r       *bufio.Reader
+	readErr chan error    // why reading ended
+	turn    chan struct{} // an idle worker takes the turn from here
+	quit    chan struct{} // closed when the connection ends: idle workers leave
+
+	// Answers are written by the goroutine that has them, one message per
+	// write, under wmu: no hand-off to a writer goroutine on the way out.
+	wmu    sync.Mutex
+	out    io.Writer
+	werr   error
+	failed chan struct{} // closed at the first failed write
+
+	mu       sync.Mutex
+	closing  bool                 // no new requests
+	inflight map[string]*inflight // by the request id's JSON
+}
+
+// work reads while it holds the turn, serves the request it read, and
+// waits for the turn again, until reading ends or the connection does.
+func (c *stdioConn) work() {
+	for {
+		j, last, ok := c.read()
+		if !ok {
+			return
+		}
+		if !last {
+			select {
+			case c.turn <- struct{}{}:
+			default:
+				go c.work()
+			}
+		}
+		c.serve(j)
+		if last {
+			return
+		}
+		select {
+		case <-c.turn:
+		case <-c.quit:
+			return
+		}
+	}
+}
+
+// read reads messages, running notifications as they come, until one is a
+// request, which it returns registered; last when nothing follows it. It
+// reports false when reading ended (the reason is on readErr) or the
+// connection is ending.
+func (c *stdioConn) read() (j job, last, ok bool) {
+	for {
+		line, err := readLine(c.r, MaxMessageBytes)
+		if errors.Is(err, errLineTooLong) {
+			c.send(mustEncode(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.PARSE_ERROR, fmt.Sprintf("a message longer than %d bytes was dropped", MaxMessageBytes), nil)))
+			continue
+		}
+		if len(line) > 0 {
+			j, isRequest, open := c.handle(c.base, line)
+			switch {
+			case !open:
+				return job{}, false, false
+			case isRequest && err != nil:
+				c.readErr <- err
+				return j, true, true
+			case isRequest:
+				return j, false, true
+			}
+		}
+		if err != nil {
+			c.readErr <- err
+			return job{}, false, false
+		}
+	}
+}
+
+// envelope is what the reader needs of a message.
+type envelope struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		RequestID json.RawMessage `json:"requestId"`
+	} `json:"params"`
+}
+
+// handle takes one line, on the reading goroutine: a request is registered
+// and returned, to be served; a notification runs here, in order. open is
+// false once the connection is ending.
+func (c *stdioConn) handle(ctx context.Context, line []byte) (j job, isRequest, open bool) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return job{}, false, true
+	}
+	var env envelope
+	if err := json.Unmarshal(line, &env); err != nil {
+		c.send(mustEncode(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.PARSE_ERROR, "Parse error: "+err.Error(), nil)))
+		return job{}, false, true
+	}
+	isRequest = len(env.ID) > 0 && string(env.ID) != "null" && env.Method != ""
+	switch {
+	case isRequest:
+		key := compact(env.ID)
+		rctx, cancel := context.WithCancel(ctx)
+		req := &inflight{method: env.Method, cancel: cancel}
+		c.mu.Lock()
+		if c.closing {
+			c.mu.Unlock()
+			cancel()
+			return job{}, false, false
+		}
+		c.inflight[key] = req
+		c.handlers.Add(1)
+		c.mu.Unlock()
+		return job{ctx: rctx, line: line, key: key, req: req}, true, true
+	case env.Method == string(mcp.MethodNotificationCancelled):
+		if len(env.Params.RequestID) > 0 {
+			c.mu.Lock()
+			req := c.inflight[compact(env.Params.RequestID)]
+			c.mu.Unlock()
+			if req != nil {
+				req.cancelled.Store(true)
+				req.cancel()
+			}
+		}
+	case env.Method != "":
+		c.g.mcp.HandleMessage(ctx, line) // a notification: no answer
+	default:
+		// A response to a request of ours: the gateway sends none.
+	}
+	return job{}, false, true
+}
+
+// endStreams cancels the requests that last until the client goes:
+// subscriptions/listen.
+func (c *stdioConn) endStreams() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, req := range c.inflight {
+		if req.method == string(mcp.MethodSubscriptionsListen) {
+			req.cancel()
+		}
+	}
+}
+
+// job is one request for a worker.
+type job struct {
+	ctx  context.Context
+	line []byte
+	key  string
+	req  *inflight
+}
+
+// serve runs one request and queues its answer.
+func (c *stdioConn) serve(j job) {
+	defer c.handlers.Done()
+	resp := c.g.mcp.HandleMessage(j.ctx, j.line)
+	c.mu.Lock()
+	if c.inflight[j.key] == j.req {
+		delete(c.inflight, j.key)
+	}
+	c.mu.Unlock()
+	j.req.cancel()
+	// A request the client cancelled gets no answer (the MCP specification
+	// asks so).
+	if resp != nil && !j.req.cancelled.Load() {
+		c.send(mustEncode(resp))
+	}
+}
+
+// send writes one message (a line, newline included). After a failed write
+// it writes nothing more.
+func (c *stdioConn) send(msg []byte) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.werr != nil {
+		return
+	}
+	if _, err := c.out.Write(msg); err != nil {
+		c.werr = fmt.Errorf("gateway: writing stdout: %w", err)
+		close(c.failed)
+	}
+}
+
+func (c *stdioConn) writeErr() error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.werr
+}
+
+func compact(id json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, id) != nil {
+		return string(id)
+	}
+	return b.String()
+}
+
+// mustEncode encodes a message as one line, newline included, without
+// HTML escaping of its own.
+func mustEncode(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		b.Reset()
+		enc.Encode(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.INTERNAL_ERROR, "encoding the answer: "+err.Error(), nil))
+	}
+	return b.Bytes()
+}
+
+// errLineTooLong reports a line over the bound; the rest of it is skipped.
+var errLineTooLong = errors.New("line too long")
+
+// readLine reads one line of at most max bytes. A longer line is read to
+// its end and dropped: it returns an empty line and errLineTooLong.
+func readLine(r *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	tooLong := false
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if !tooLong {
+			if len(line)+len(chunk) > max+1 { // +1: the newline
+				tooLong, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case err != nil:
+			if tooLong {
+				return nil, err
+			}
+			return line, err
+		case tooLong:
+			return nil, errLineTooLong
+		default:
+			return line, nil
+		}
+	}
+}

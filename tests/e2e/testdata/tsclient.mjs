@@ -1,0 +1,98 @@
+// The TypeScript MCP SDK's client, driven by the gateway's end-to-end tests.
+//
+//   SDK_DIR=<node_modules/@modelcontextprotocol/sdk> node tsclient.mjs
+//
+// It reads one command per line on stdin and answers each with one JSON
+// line on stdout:
+//
+//   {"op":"connect","command":C,"args":[…],"env":{…},"cwd":D}   stdio
+//   {"op":"connect","url":U,"headers":{…}}                       Streamable HTTP
+//       → {"serverInfo":{…},"capabilities":{…}}
+//   {"op":"list"}                          → {"tools":[…]}
+//   {"op":"call","name":N,"arguments":{…}} → {"result":{…}}
+//       "timeoutMs":T gives up after T ms (the SDK tells the server:
+//       notifications/cancelled)
+//   {"op":"changes","atLeast":N}           → {"changes":M} once M ≥ N
+//       notifications/tools/list_changed have arrived since connect
+//   {"op":"close"}                         → {"closed":true}
+//
+// A failure answers {"error":"…","code":…}. The SDK is imported from the
+// pinned install of tests/npm (internal/npmtest).
+import path from "node:path";
+import readline from "node:readline";
+import { pathToFileURL } from "node:url";
+
+const sdk = process.env.SDK_DIR;
+if (!sdk) {
+  console.error("SDK_DIR is not set");
+  process.exit(2);
+}
+const load = (rel) => import(pathToFileURL(path.join(sdk, "dist", "esm", rel)).href);
+const { Client } = await load("client/index.js");
+const { StdioClientTransport } = await load("client/stdio.js");
+const { StreamableHTTPClientTransport } = await load("client/streamableHttp.js");
+const { ToolListChangedNotificationSchema } = await load("types.js");
+
+let client;
+let changes = 0;
+let waiters = [];
+
+function changed() {
+  changes++;
+  const still = [];
+  for (const w of waiters) {
+    if (changes >= w.atLeast) w.resolve({ changes });
+    else still.push(w);
+  }
+  waiters = still;
+}
+
+async function handle(cmd) {
+  switch (cmd.op) {
+    case "connect": {
+      client = new Client({ name: "gateway-e2e-ts", version: "0.0.0" });
+      client.setNotificationHandler(ToolListChangedNotificationSchema, changed);
+      const transport = cmd.url
+        ? new StreamableHTTPClientTransport(new URL(cmd.url), { requestInit: { headers: cmd.headers ?? {} } })
+        : new StdioClientTransport({
+            command: cmd.command,
+            args: cmd.args ?? [],
+            env: { ...process.env, ...(cmd.env ?? {}) },
+            cwd: cmd.cwd,
+            stderr: "inherit",
+          });
+      await client.connect(transport);
+      return { serverInfo: client.getServerVersion(), capabilities: client.getServerCapabilities() };
+    }
+    case "list":
+      return { tools: (await client.listTools()).tools };
+    case "call":
+      return {
+        result: await client.callTool({ name: cmd.name, arguments: cmd.arguments ?? {} }, undefined,
+          cmd.timeoutMs ? { timeout: cmd.timeoutMs } : undefined),
+      };
+    case "changes":
+      if (changes >= cmd.atLeast) return { changes };
+      return await new Promise((resolve) => waiters.push({ atLeast: cmd.atLeast, resolve }));
+    case "close":
+      await client?.close();
+      return { closed: true };
+    default:
+      throw new Error("unknown op " + cmd.op);
+  }
+}
+
+const rl = readline.createInterface({ input: process.stdin });
+for await (const line of rl) {
+  if (!line.trim()) continue;
+  const cmd = JSON.parse(line);
+  let answer;
+  try {
+    answer = await handle(cmd);
+  } catch (e) {
+    answer = { error: String(e?.message ?? e), code: e?.code };
+  }
+  process.stdout.write(JSON.stringify(answer) + "\n");
+  if (cmd.op === "close") break;
+}
+process.exit(0);
