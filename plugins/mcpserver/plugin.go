@@ -20,15 +20,16 @@ func init() {
 		Doc:    "serves the harness's tools to MCP clients over Streamable HTTP (the gateway; harness serve does the same on stdio)",
 		Inject: []string{tools.Service},
 		New:    func() host.Plugin { return &Plugin{Tools: ModeFull} },
+		Live:   []string{"tools", "token"},
 	})
 }
 
 // Plugin is one gateway served over HTTP beside the rest of the harness
 // (`harness run`). Its exported fields are its configuration.
 //
-// Tools and Token can change without a new listener: the gateway has
-// [Gateway.SetMode] and [HTTPHandler.SetToken] for the host's live fields;
-// until the host has them, an edit re-creates the instance.
+// Tools and Token are live (host rule 11): an edit of those alone applies to
+// the running gateway ([Plugin.Reconfigure]), with no new listener and no
+// session lost.
 type Plugin struct {
 	// Listen is the host:port to serve on.
 	Listen string `yaml:"listen" json:"listen" required:"true" desc:"host:port to serve Streamable HTTP on, at /mcp (127.0.0.1:8750, say); a non-loopback address needs a token."`
@@ -104,6 +105,30 @@ func (p *Plugin) Apply(ctx *host.Context) error {
 	ctx.Logger().Info("serving MCP", "url", srv.URL(), "tools", p.Tools)
 	return nil
 }
+
+// Reconfigure applies an edit of tools or token to the running gateway:
+// the served list changes mode (clients get list_changed), the next request
+// needs the new token.
+func (p *Plugin) Reconfigure(next host.Plugin) error {
+	n, ok := next.(*Plugin)
+	if !ok {
+		return fmt.Errorf("mcp-server: cannot reconfigure from a %T", next)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.gw != nil {
+		if err := p.gw.SetMode(n.Tools); err != nil {
+			return err
+		}
+	}
+	if p.srv != nil {
+		p.srv.Handler().SetToken(n.Token)
+	}
+	p.Tools, p.Token = n.Tools, n.Token
+	return nil
+}
+
+var _ host.Reconfigurer = (*Plugin)(nil)
 
 // Status describes the gateway for `harness status`.
 type Status struct {

@@ -111,3 +111,34 @@ func entry(t *testing.T, hx *hosttest.Host, id string) host.EntryStatus {
 	t.Fatalf("no entry %q", id)
 	return host.EntryStatus{}
 }
+
+// tools and token are live: an edit of them alone keeps the listener (same
+// URL) and applies at once.
+func TestKindLiveFields(t *testing.T) {
+	t.Parallel()
+	hx := hosttest.New(t, 10*time.Second)
+	load := func(token, mode string) {
+		t.Helper()
+		if err := hx.Load(`
+- id: gw
+  name: mcp-server
+  config: {listen: "127.0.0.1:0", token: ` + token + `, tools: ` + mode + `}
+`); err != nil {
+			t.Fatal(err)
+		}
+		hx.Settle(waitTimeout)
+	}
+	load("first-token-0123456789", "full")
+	url := entry(t, hx, "gw").Details.(*Status).URL
+	load("second-token-0123456789", "meta")
+	st := entry(t, hx, "gw").Details.(*Status)
+	if st.URL != url || st.Tools != ModeMeta {
+		t.Fatalf("after the edit: %+v (was at %s)", st, url)
+	}
+	if status, _ := post(t, url, "", initializeBody, map[string]string{"Authorization": "Bearer first-token-0123456789"}); status != http.StatusUnauthorized {
+		t.Fatalf("the old token: status %d, want 401", status)
+	}
+	if status, body := post(t, url, "", initializeBody, map[string]string{"Authorization": "Bearer second-token-0123456789"}); status != 200 || !strings.Contains(body, `"serverInfo"`) {
+		t.Fatalf("the new token: %d %s", status, body)
+	}
+}
