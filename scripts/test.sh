@@ -34,14 +34,16 @@ go test -race -count=1 -timeout 30m ./...
 step "coverage gate"
 cover="$(mktemp)"
 trap 'rm -f "$cover"' EXIT
-go test -count=1 -coverprofile="$cover" ./plugins/mcpclient ./plugins/tools ./plugins/agent >/dev/null
+go test -count=1 -coverprofile="$cover" ./plugins/mcpclient ./plugins/tools ./plugins/agent ./plugins/mcpserver ./host/secret >/dev/null
 go run ./internal/covergate -profile "$cover" \
   -min plugins/mcpclient/naming.go=100 \
   -min plugins/mcpclient/config.go=100 \
   -min plugins/mcpclient/result.go=100 \
   -min plugins/mcpclient=90 \
   -min plugins/tools=90 \
-  -min plugins/agent=80
+  -min plugins/agent=80 \
+  -min plugins/mcpserver=85 \
+  -min host/secret=90
 
 step "fuzz ($FUZZTIME each)"
 while read -r pkg target; do

@@ -164,6 +164,13 @@ func TestValidate(t *testing.T) {
 			[]string{`enabledTools[1]: "[a-" is not a valid name pattern (* and ? wildcards, [a-z] classes)`, `disabledTools[0]: "" is not a valid name pattern (* and ? wildcards, [a-z] classes)`}},
 		{"a negative result budget", stdio(func(c *Config) { c.MaxResultBytes = -1 }),
 			[]string{"maxResultBytes: must not be negative (0 keeps results whole)"}},
+		{"reconnect off ignores its numbers", stdio(func(c *Config) { c.Reconnect = Reconnect{Enabled: false, InitialDelayMs: -1} }), nil},
+		{"reconnect with no initial delay", stdio(func(c *Config) { c.Reconnect.InitialDelayMs = 0 }),
+			[]string{"reconnect.initialDelayMs: must be a positive number of milliseconds"}},
+		{"reconnect with a ceiling under the first delay", web(func(c *Config) { c.Reconnect.InitialDelayMs, c.Reconnect.MaxDelayMs = 500, 100 }),
+			[]string{"reconnect.maxDelayMs: must be at least initialDelayMs (500)"}},
+		{"reconnect with no attempts", stdio(func(c *Config) { c.Reconnect.MaxAttempts = 0 }),
+			[]string{"reconnect.maxAttempts: must be at least 1 (set enabled: false to never reconnect)"}},
 		{"protocol empty", stdio(func(c *Config) { c.Protocol = "" }),
 			[]string{`protocol: "" is not one of "auto", "legacy", "modern"`}},
 
