@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/harness-go/harness/host/secret"
+	"github.com/harness-go/harness/internal/debuglog"
 	"github.com/harness-go/harness/internal/origin"
 )
 
@@ -45,7 +46,7 @@ func dialHTTP(life context.Context, cfg *Config, log *slog.Logger, secrets *secr
 		// mcp-go logs what it retries (a GET stream a server refuses, once
 		// a second, for ever) at error level; what matters reaches us as
 		// errors. Its records stay available at debug level.
-		transport.WithHTTPLogger(slog.New(debugOnly{log.Handler()})),
+		transport.WithHTTPLogger(slog.New(debuglog.Handler(log.Handler()))),
 	}
 	if cfg.Protocol != ProtocolModern {
 		// Before 2026-07-28, list_changed arrives on the GET stream, and
@@ -234,21 +235,6 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
-
-// debugOnly logs every record at debug level.
-type debugOnly struct{ slog.Handler }
-
-func (d debugOnly) Enabled(ctx context.Context, _ slog.Level) bool {
-	return d.Handler.Enabled(ctx, slog.LevelDebug)
-}
-
-func (d debugOnly) Handle(ctx context.Context, r slog.Record) error {
-	r.Level = slog.LevelDebug
-	return d.Handler.Handle(ctx, r)
-}
-
-func (d debugOnly) WithAttrs(as []slog.Attr) slog.Handler { return debugOnly{d.Handler.WithAttrs(as)} }
-func (d debugOnly) WithGroup(n string) slog.Handler       { return debugOnly{d.Handler.WithGroup(n)} }
 
 // watchedBody reports a read error of a listening stream that its request's
 // context did not cause (the server reset the connection). A clean end is

@@ -22,6 +22,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/harness-go/harness/internal/debuglog"
 	"github.com/harness-go/harness/internal/loop"
 )
 
@@ -61,7 +62,7 @@ func (g *Gateway) HTTPHandler(o HTTPOptions) *HTTPHandler {
 		server.WithEndpointPath(Path),
 		// Host checks are ours (they also know --allow-host).
 		server.WithDisableLocalhostProtection(true),
-		server.WithStreamableHTTPLogger(slog.New(debugOnly{g.log.Handler()})),
+		server.WithStreamableHTTPLogger(slog.New(debuglog.Handler(g.log.Handler()))),
 		// A comment line on idle GET streams every 30 s keeps proxies and
 		// NATs from closing them.
 		server.WithHeartbeatInterval(30*time.Second),
@@ -254,22 +255,6 @@ func CheckListen(addr, token string) error {
 	return fmt.Errorf("refusing to serve on %s (%s) without a token: other machines could call every tool; set a token (--token, HARNESS_TOKEN, or token: in cordis.yml) or listen on 127.0.0.1: %w", addr, where, ErrNeedsToken)
 }
 
-// debugOnly logs every record at debug level: mcp-go's own records are
-// detail, what matters reaches the gateway's callers as errors.
-type debugOnly struct{ slog.Handler }
-
-func (d debugOnly) Enabled(ctx context.Context, _ slog.Level) bool {
-	return d.Handler.Enabled(ctx, slog.LevelDebug)
-}
-
-func (d debugOnly) Handle(ctx context.Context, r slog.Record) error {
-	r.Level = slog.LevelDebug
-	return d.Handler.Handle(ctx, r)
-}
-
-func (d debugOnly) WithAttrs(as []slog.Attr) slog.Handler { return debugOnly{d.Handler.WithAttrs(as)} }
-func (d debugOnly) WithGroup(n string) slog.Handler       { return debugOnly{d.Handler.WithGroup(n)} }
-
 // HTTPServer is a gateway served over HTTP on a listener of its own.
 type HTTPServer struct {
 	h   *HTTPHandler
@@ -293,7 +278,7 @@ func (g *Gateway) ListenHTTP(addr string, o HTTPOptions) (*HTTPServer, error) {
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(debugOnly{g.log.Handler()}, slog.LevelDebug),
+		ErrorLog:          slog.NewLogLogger(debuglog.Handler(g.log.Handler()), slog.LevelDebug),
 	}
 	return &HTTPServer{h: h, srv: srv, ln: ln}, nil
 }
