@@ -117,7 +117,7 @@ func (a *Agent) classify(ctx context.Context, err error) failure {
 func (a *Agent) httpFailure(entry string, e *openai.Error) failure {
 	status := e.StatusCode
 	detail := fmt.Sprintf("HTTP %d", status)
-	if msg := clipMessage(e.Message); msg != "" {
+	if msg := a.clipMessage(e.Message); msg != "" {
 		detail += ": " + msg
 	}
 	f := failure{}
@@ -151,9 +151,9 @@ func (a *Agent) streamFailure(entry string, e *ssestream.StreamError) failure {
 	_ = json.Unmarshal(e.Event.Data, &body)
 	code := strings.ToLower(fmt.Sprint(body.Error.Code))
 	kind := strings.ToLower(body.Error.Type)
-	detail := clipMessage(body.Error.Message)
+	detail := a.clipMessage(body.Error.Message)
 	if detail == "" {
-		detail = clipMessage(string(e.Event.Data))
+		detail = a.clipMessage(string(e.Event.Data))
 	}
 	if body.Error.Code != nil && code != "" {
 		detail += " (" + safe.Line(code) + ")"
@@ -175,17 +175,10 @@ func (a *Agent) streamFailure(entry string, e *ssestream.StreamError) failure {
 	return failure{err: fmt.Errorf("%s: %w: the endpoint reported an error: %s", entry, ErrRefused, detail)}
 }
 
-// clipMessage makes a message from outside one short, inert line.
-func clipMessage(s string) string {
-	s = safe.Line(strings.TrimSpace(s))
-	if len(s) > 300 {
-		cut := 300
-		for cut > 0 && s[cut]&0xC0 == 0x80 {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return s
+// clipMessage makes a message from outside one short, inert line. Secrets
+// are redacted before the cut: a key cut in half would no longer match.
+func (a *Agent) clipMessage(s string) string {
+	return safe.Line(a.secrets.Clip(strings.TrimSpace(s), 300))
 }
 
 // retryAfter reads a Retry-After header given in seconds.

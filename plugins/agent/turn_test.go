@@ -327,6 +327,10 @@ func TestKeyRefused(t *testing.T) {
 		{"401", fakellm.Status(401, "Authentication Fails, your api key: "+key+" is invalid")},
 		{"403", fakellm.Status(403, "forbidden for "+key)},
 		{"in the stream", fakellm.Stream(fakellm.StreamError("invalid_api_key", "Incorrect API key provided: "+key))},
+		// The message is cut at 300 bytes, in the middle of the key: the
+		// key is redacted before the cut, or its first half would show.
+		{"401, cut in the key", fakellm.Status(401, strings.Repeat("x", 290)+key)},
+		{"in the stream, cut in the key", fakellm.Stream(fakellm.StreamError("invalid_api_key", strings.Repeat("x", 292)+key))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -336,11 +340,11 @@ func TestKeyRefused(t *testing.T) {
 			if !errors.Is(o.err, agent.ErrKeyRefused) || !strings.Contains(o.err.Error(), `agent entry "model": the API key was refused`) {
 				t.Fatalf("err = %v", o.err)
 			}
-			if strings.Contains(o.err.Error(), key) {
+			if strings.Contains(o.err.Error(), key[:10]) {
 				t.Fatalf("the error prints the key: %v", o.err)
 			}
 			for _, e := range o.of(agent.EventError) {
-				if strings.Contains(e.Message, key) {
+				if strings.Contains(e.Message, key[:10]) {
 					t.Fatalf("the error event prints the key: %s", e.Message)
 				}
 			}
