@@ -16,8 +16,12 @@
 //     plain number or a boolean: shorter values would blank out ordinary
 //     words. "Bearer <token>" also adds the token alone.
 //  2. Each value is matched in its raw form, JSON-escaped (with and without
-//     HTML escaping) and URL-encoded (query and path escaping), so a secret
-//     quoted inside a JSON error or a URL is hidden too.
+//     HTML escaping) and percent-encoded the ways common libraries do it
+//     (Go's query and path escaping, JavaScript's encodeURIComponent,
+//     Python's quote; upper- or lower-case hex; a space as + or %20), so a
+//     secret quoted inside a JSON error or a URL is hidden too. Each line
+//     of a value of several lines (a PEM key) is a secret of its own: a
+//     server may print it line by line.
 //  3. The set only grows during a run: a value removed from cordis.yml may
 //     still sit in a log line being written.
 //  4. Redact before you clip ([Set.Clip]): a secret cut at a clip boundary
@@ -101,6 +105,11 @@ func (s *Set) Add(values ...string) {
 		if scheme, cred, ok := strings.Cut(strings.TrimSpace(v), " "); ok && !strings.ContainsAny(scheme, " \t") {
 			add(cred)
 		}
+		if strings.Contains(v, "\n") {
+			for _, line := range strings.Split(v, "\n") {
+				add(strings.TrimSuffix(line, "\r"))
+			}
+		}
 	}
 	if len(fresh) == 0 {
 		return
@@ -138,8 +147,46 @@ func formsOf(v string) []string {
 		q := strings.TrimSuffix(sb.String(), "\n")
 		out = append(out, q[1:len(q)-1])
 	}
-	out = append(out, url.QueryEscape(v), url.PathEscape(v))
+	return append(out, percentForms(v)...)
+}
+
+// percentForms returns v percent-encoded the ways libraries differ in: which
+// bytes besides the unreserved ones they keep (none as Go's QueryEscape, "/"
+// as Python's quote, "!*'()" as encodeURIComponent, Go's PathEscape, and
+// JavaScript's encodeURI), a space as "+" or "%20", and the case of the hex
+// digits. Forms equal to v are left out; a value of letters, digits and
+// "-_.~" has none.
+func percentForms(v string) []string {
+	var out []string
+	for _, keep := range []string{"", "/", "!*'()", "$&+:=@", "!#$&'()*+,/:;=?@"} {
+		for _, plus := range []bool{false, true} {
+			for _, hex := range []string{"0123456789ABCDEF", "0123456789abcdef"} {
+				if f := percentEncode(v, keep, plus, hex); f != v {
+					out = append(out, f)
+				}
+			}
+		}
+	}
 	return out
+}
+
+func percentEncode(v, keep string, plus bool, hex string) string {
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9',
+			c == '-', c == '_', c == '.', c == '~', strings.IndexByte(keep, c) >= 0:
+			b.WriteByte(c)
+		case c == ' ' && plus:
+			b.WriteByte('+')
+		default:
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+		}
+	}
+	return b.String()
 }
 
 // AddEnviron adds the values of the variables of environ ("NAME=value")

@@ -37,6 +37,8 @@ func TestRedact(t *testing.T) {
 	s := secret.New()
 	s.Add("abcd1234", "abcd1234567", "short", "  padded-secret  ", "Bearer tok-xyz-0123", "Basic dXNlcjpwYXNz", `q"uo\te-1234`, "a b/c+d=e&f?g")
 	s.Add("postgres://user:pw-0123456789@db:5432/x")
+	s.Add("Bearer wJalrXUtnFEMI+K7MDENG/bPxRfiCY", "it's (a) *b!+c")
+	s.Add("-----BEGIN PRIVATE KEY-----\r\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\r\n8n4XJTv0ZDs1yPRsE4f0\r\n-----END PRIVATE KEY-----\r\n")
 	for _, tc := range []struct{ in, want string }{
 		{"nothing secret", "nothing secret"},
 		{"token abcd1234 here", "token <redacted> here"},
@@ -52,6 +54,13 @@ func TestRedact(t *testing.T) {
 		{`"a b/c+d=e\u0026f?g"`, `"<redacted>"`},
 		{"?k=a+b%2Fc%2Bd%3De%26f%3Fg", "?k=<redacted>"},
 		{"/a%20b%2Fc+d=e&f%3Fg", "/<redacted>"},
+		{"?k=a%20b%2fc%2bd%3de%26f%3fg", "?k=<redacted>"},                   // lower-case hex
+		{"q=a%20b/c%2Bd%3De%26f%3Fg", "q=<redacted>"},                       // Python's quote keeps /
+		{"enc=Bearer%20wJalrXUtnFEMI%2BK7MDENG/bPxRfiCY", "enc=<redacted>"}, // quote of a header
+		{"x=it's%20(a)%20*b!%2Bc", "x=<redacted>"},                          // encodeURIComponent
+		// Each line of a PEM key alone.
+		{"stderr: MIIEvQIBADANBgkqhkiG9w0BAQEFAASC", "stderr: <redacted>"},
+		{"stderr: 8n4XJTv0ZDs1yPRsE4f0", "stderr: <redacted>"},
 		// A password inside a URL is a secret of its own.
 		{"auth failed for pw-0123456789", "auth failed for <redacted>"},
 	} {

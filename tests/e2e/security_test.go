@@ -4,6 +4,7 @@ package e2e
 // output: leak a secret, or drive the terminal.
 
 import (
+	"encoding/json"
 	"net/url"
 	"slices"
 	"strings"
@@ -213,7 +214,10 @@ func TestHostileSecretsNeverPrinted(t *testing.T) {
 	quoteTok := `q"uo\te-` + secret(t, "")
 	urlTok := "u rl/tok+" + secret(t, "")
 	clipTok := secret(t, "clip-")
-	secrets := []string{listTok, resyncTok, infoTok, crossTok, quoteTok, urlTok, clipTok}
+	pyTok := "py tok/+" + secret(t, "")
+	pem1, pem2 := secret(t, "pem1-"), secret(t, "pem2-")
+	pemKey := "-----BEGIN PRIVATE KEY-----\n" + pem1 + "\n" + pem2 + "\n-----END PRIVATE KEY-----\n"
+	secrets := []string{listTok, resyncTok, infoTok, crossTok, quoteTok, urlTok, clipTok, pyTok, pem1, pem2}
 
 	// Each server is a shell that expands the secret from the environment the
 	// harness gave it, so the secret stands in no argument of ours — except
@@ -227,7 +231,8 @@ func TestHostileSecretsNeverPrinted(t *testing.T) {
 		if len(env) > 0 {
 			e += "    env:\n"
 			for k, v := range env {
-				e += "      " + k + ": " + yq(v) + "\n"
+				q, _ := json.Marshal(v) // a YAML double-quoted string: keeps line breaks
+				e += "      " + k + ": " + string(q) + "\n"
 			}
 		}
 		return e
@@ -245,7 +250,11 @@ func TestHostileSecretsNeverPrinted(t *testing.T) {
 			sh("other", `--only echo --stderr `+shq("other saw "+crossTok+`\n`), nil)+
 			sh("quote", `printf 'quoted: %s\n' "$QUOTE_TOKEN" >&2; |--only echo`, map[string]string{"QUOTE_TOKEN": quoteTok})+
 			sh("urlenc", `--only echo --stderr `+shq("GET https://example.com/?k="+url.QueryEscape(urlTok)+" path /"+url.PathEscape(urlTok)+`\n`), map[string]string{"URL_TOKEN": urlTok})+
-			sh("clip", `--only echo --stderr "`+long+`$CLIP_TOKEN tail\n"`, map[string]string{"CLIP_TOKEN": clipTok}))
+			sh("clip", `--only echo --stderr "`+long+`$CLIP_TOKEN tail\n"`, map[string]string{"CLIP_TOKEN": clipTok})+
+			// Python's quote keeps "/" and writes lower-case hex here.
+			sh("pyquote", `--only echo --stderr `+shq("GET /?k="+strings.ReplaceAll(strings.ReplaceAll(pyTok, " ", "%20"), "+", "%2b")+`\n`), map[string]string{"PY_TOKEN": pyTok})+
+			// A key of several lines, printed line by line.
+			sh("pem", `printf '%s\n' "$PEM_KEY" >&2; |--only echo`, map[string]string{"PEM_KEY": pemKey}))
 
 	rc := runConfig{dir: dir}
 	var all collect
@@ -260,9 +269,11 @@ func TestHostileSecretsNeverPrinted(t *testing.T) {
 		t.Errorf("info: serverInfo %+v, want the secret redacted\n%s", e.Server, st)
 	}
 	for id, want := range map[string]string{
-		"other":  "other saw <redacted>",
-		"quote":  "quoted: <redacted>",
-		"urlenc": "GET https://example.com/?k=<redacted> path /<redacted>",
+		"other":   "other saw <redacted>",
+		"quote":   "quoted: <redacted>",
+		"urlenc":  "GET https://example.com/?k=<redacted> path /<redacted>",
+		"pyquote": "GET /?k=<redacted>",
+		"pem":     "<redacted>",
 	} {
 		if e := doc.entry(t, id); !slices.Contains(e.Stderr, want) {
 			t.Errorf("%s: stderr %q, want the line %q\n%s", id, e.Stderr, want, st)
