@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,17 +25,20 @@ func listTools(ctx context.Context, hs *harness, progress *reporter) error {
 	if err := interrupted(ctx); err != nil {
 		return err
 	}
-	writeTools(hs.env.Stdout, hs.tools, hs.o.json)
+	writeTools(hs.env.secrets.Writer(hs.env.Stdout), hs.tools, hs.o.json)
 	if hs.reportProblems(!settled) {
 		return exit(ExitFailure, "")
 	}
 	return nil
 }
 
+// writeTools prints the tool list. Names and descriptions are the servers'
+// words, but the list is our output, not a tool result: callers pass a
+// redacting writer, and a write is the whole list, so a secret is never
+// split between two writes.
 func writeTools(w io.Writer, reg *tools.Registry, asJSON bool) {
 	if asJSON {
-		w.Write(reg.ModelJSON())
-		fmt.Fprintln(w)
+		w.Write(append(slices.Clip(reg.ModelJSON()), '\n'))
 		return
 	}
 	var b strings.Builder

@@ -15,7 +15,7 @@ func (c *console) builtins() []*command {
 	hs := c.hs
 	return []*command{
 		{name: "/tools", help: "list the tools", run: func(_ context.Context, args string) error {
-			writeTools(c.stdout(), hs.tools, args == "--json")
+			writeTools(hs.env.secrets.Writer(c.stdout()), hs.tools, args == "--json")
 			return nil
 		}},
 		{name: "/call", args: "NAME [JSON]", help: "call a tool", complete: hs.tools.Names, run: c.call},

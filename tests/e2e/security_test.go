@@ -105,6 +105,7 @@ func TestSecretsNeverPrinted(t *testing.T) {
 	s := startSession(t, rc, "--log-level", "debug")
 	s.do("/status")
 	s.do("/tools")
+	s.do("/tools")
 	mark := s.mark()
 	s.do("/restart fx")
 	s.waitErr(mark, `"fx ready"`, hasPrefix("harness: fx ready"))
@@ -217,7 +218,8 @@ func TestHostileSecretsNeverPrinted(t *testing.T) {
 	pyTok := "py tok/+" + secret(t, "")
 	pem1, pem2 := secret(t, "pem1-"), secret(t, "pem2-")
 	pemKey := "-----BEGIN PRIVATE KEY-----\n" + pem1 + "\n" + pem2 + "\n-----END PRIVATE KEY-----\n"
-	secrets := []string{listTok, resyncTok, infoTok, crossTok, quoteTok, urlTok, clipTok, pyTok, pem1, pem2}
+	nameTok := secret(t, "name-")
+	secrets := []string{listTok, resyncTok, infoTok, crossTok, quoteTok, urlTok, clipTok, pyTok, pem1, pem2, nameTok}
 
 	// Each server is a shell that expands the secret from the environment the
 	// harness gave it, so the secret stands in no argument of ours — except
@@ -254,7 +256,9 @@ func TestHostileSecretsNeverPrinted(t *testing.T) {
 			// Python's quote keeps "/" and writes lower-case hex here.
 			sh("pyquote", `--only echo --stderr `+shq("GET /?k="+strings.ReplaceAll(strings.ReplaceAll(pyTok, " ", "%20"), "+", "%2b")+`\n`), map[string]string{"PY_TOKEN": pyTok})+
 			// A key of several lines, printed line by line.
-			sh("pem", `printf '%s\n' "$PEM_KEY" >&2; |--only echo`, map[string]string{"PEM_KEY": pemKey}))
+			sh("pem", `printf '%s\n' "$PEM_KEY" >&2; |--only echo`, map[string]string{"PEM_KEY": pemKey})+
+			// A tool named after a secret: the tool list is our output too.
+			sh("named", `--only echo --raw-name "t-$NAME_TOKEN"`, map[string]string{"NAME_TOKEN": nameTok}))
 
 	rc := runConfig{dir: dir}
 	var all collect
@@ -300,11 +304,16 @@ func TestHostileSecretsNeverPrinted(t *testing.T) {
 	all.add(harnessWith(t, rc, "status", "--log-level", "debug"))
 	all.add(harnessWith(t, rc, "status", "--json", "--log-level", "debug", "--log-format", "json"))
 	all.add(harnessWith(t, rc, "tools", "--log-level", "debug", "--log-format", "json"))
+	all.add(harnessWith(t, rc, "tools", "--json"))
+	if out := all.add(harnessWith(t, rc, "tools")).stdout; !strings.Contains(out, "mcp__named__t-<redacted>") {
+		t.Errorf("tools: the secret tool name is not shown redacted:\n%s", out)
+	}
 	all.add(harnessWith(t, rc, "call", "mcp__listfail__echo", `{"message":"x"}`))
 	all.add(harnessWith(t, rc, "validate"))
 
 	s := startSession(t, rc, "--log-level", "debug")
 	s.do("/status")
+	s.do("/tools")
 	s.send("/quit\n")
 	if code := s.waitExit(); code != 0 {
 		t.Errorf("/quit: exit code %d\n%s", code, s.dump())
