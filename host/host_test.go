@@ -352,7 +352,7 @@ func TestBadFilesChangeNothing(t *testing.T) {
 	for _, tc := range []struct{ name, src, want string }{
 		{"yaml", "- id: a\n  name: probe\n  config: {label: [\n", "cordis.yml:3: invalid YAML"},
 		{"unknown plugin", "- id: a\n  name: probe\n- id: b\n  name: nope\n", `cordis.yml:4:9: entry "b": name: unknown plugin "nope" (known: `},
-		{"unknown key", "- id: a\n  name: probe\n  config:\n    lable: x\n", `cordis.yml:4:5: entry "a": config.lable: unknown key "lable" (known keys: async, barrier, closer, count, `},
+		{"unknown key", "- id: a\n  name: probe\n  config:\n    lable: x\n", `cordis.yml:4:5: entry "a": config.lable: unknown key "lable" (known keys: argv, async, barrier, closer, count, `},
 		{"type", "- id: a\n  name: probe\n  config:\n    count: many\n", `cordis.yml:4:12: entry "a": config.count: cannot unmarshal !!str ` + "`many`" + ` into int`},
 		{"validate", "- id: a\n  name: probe\n  config:\n    count: -1\n", `cordis.yml:4:12: entry "a": config.count: must not be negative`},
 		{"duplicate id", "- id: a\n  name: probe\n- id: a\n  name: probe\n", `cordis.yml:3:3: entry "a": id: duplicate id (first used at cordis.yml:1:3)`},
@@ -645,6 +645,8 @@ func TestSecretsOfTheConfiguration(t *testing.T) {
     label: !!js process.env.LABEL_SECRET
     secret: !!js process.cwd()
     failApply: "refused literal-token-0123 and label-secret-0123"
+    endpoint: "https://u:url-password-0123@example.com/mcp?api_key=query-key-0123&page=page-value-0123"
+    argv: ["--api-key=flag-key-0123", "--token", "flag-token-0123", "-e", "GITHUB_TOKEN=env-token-0123", "--name", "plain-name-0123"]
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -664,6 +666,14 @@ func TestSecretsOfTheConfiguration(t *testing.T) {
 		"hdr-secret-0123":        "<redacted>",
 		"label-secret-0123":      "<redacted>",
 		"/work/dir-long-enough":  "/work/dir-long-enough",
+		// secret:"url" and secret:"args": the credentials in them only.
+		"url-password-0123": "<redacted>",
+		"query-key-0123":    "<redacted>",
+		"page-value-0123":   "page-value-0123",
+		"flag-key-0123":     "<redacted>",
+		"flag-token-0123":   "<redacted>",
+		"env-token-0123":    "<redacted>",
+		"plain-name-0123":   "plain-name-0123",
 	} {
 		if got := set.Redact(in); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", in, got, want)

@@ -129,6 +129,9 @@ type probe struct {
 	// Token and Headers are secret fields (see package secret).
 	Token   string            `yaml:"token" secret:"true"`
 	Headers map[string]string `yaml:"headers" secret:"true"`
+	// Endpoint and Argv are printed fields that may carry credentials.
+	Endpoint string   `yaml:"endpoint" secret:"url"`
+	Argv     []string `yaml:"argv" secret:"args"`
 	// Barrier makes disposal wait until that many probes are disposing.
 	Barrier int `yaml:"barrier"`
 	// Closer stores a host-wide io.Closer under this name (Context.Shared);

@@ -10,7 +10,11 @@ import (
 // Secret configuration fields carry the struct tag `secret:"true"`: every
 // string below such a field (a string, the values of a map, the items of a
 // list) joins the host's secret set when the entry is checked or applied,
-// and is never printed (see package secret).
+// and is never printed (see package secret). Two tags mark fields that are
+// printed but may carry a credential: `secret:"url"` (a URL: its password
+// and its query values named like credentials join the set) and
+// `secret:"args"` (a command line: values of flags named like credentials,
+// NAME=value with a NAME of the scrub table, credentials of URLs).
 
 // secretValues returns the strings below the fields of v tagged secret.
 func secretValues(v any) []string {
@@ -39,7 +43,15 @@ func collect(v reflect.Value, secretField bool, out *[]string, depth int) {
 			if !f.IsExported() && !f.Anonymous {
 				continue
 			}
-			collect(v.Field(i), secretField || f.Tag.Get("secret") == "true", out, depth+1)
+			fv := v.Field(i)
+			switch tag := f.Tag.Get("secret"); {
+			case tag == "url" && fv.Kind() == reflect.String:
+				*out = append(*out, secret.URLCredentials(fv.String())...)
+			case tag == "args" && fv.Kind() == reflect.Slice && fv.Type().Elem().Kind() == reflect.String:
+				*out = append(*out, secret.ArgCredentials(fv.Interface().([]string))...)
+			default:
+				collect(fv, secretField || tag == "true", out, depth+1)
+			}
 		}
 	case reflect.Map:
 		iter := v.MapRange()

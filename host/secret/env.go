@@ -86,3 +86,70 @@ func SensitiveVar(name, value string) bool {
 	_, hasPassword := u.User.Password()
 	return hasPassword
 }
+
+// credentialName reports whether the name of a URL query parameter or of a
+// command-line flag looks like a credential: by the scrub table ("-" read as
+// "_"), or alone as one of its words (--pat, ?pass=), or a signature (?sig=).
+func credentialName(name string) bool {
+	up := strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+	if Sensitive(up) || up == "SIG" || up == "SIGNATURE" {
+		return true
+	}
+	for _, w := range scrubWords {
+		if up == w && w != "PWD" {
+			return true
+		}
+	}
+	return false
+}
+
+// URLCredentials returns the credentials a URL carries in the clear: the
+// password of its user information and the values of query parameters
+// whose names look like credentials (?api_key=, ?access_token=, ?sig=).
+func URLCredentials(raw string) []string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	if u.User != nil {
+		if pw, ok := u.User.Password(); ok {
+			out = append(out, pw)
+		}
+	}
+	for name, vals := range u.Query() {
+		if credentialName(name) {
+			out = append(out, vals...)
+		}
+	}
+	return out
+}
+
+// ArgCredentials returns the credentials a command line carries: the value
+// of a flag whose name looks like a credential (--api-key=V, --token V,
+// -password=V), of a NAME=V argument whose NAME the scrub table matches
+// (docker's -e GITHUB_TOKEN=V), and the credentials of URLs among the
+// arguments.
+func ArgCredentials(args []string) []string {
+	var out []string
+	for i, a := range args {
+		if strings.HasPrefix(a, "-") {
+			name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			switch {
+			case !credentialName(name):
+			case hasVal:
+				out = append(out, val)
+			case i+1 < len(args) && !strings.HasPrefix(args[i+1], "-"):
+				out = append(out, args[i+1])
+			}
+			continue
+		}
+		if name, val, ok := strings.Cut(a, "="); ok && !strings.ContainsAny(name, " /:") && Sensitive(name) {
+			out = append(out, val)
+		}
+		if strings.Contains(a, "://") {
+			out = append(out, URLCredentials(a)...)
+		}
+	}
+	return out
+}

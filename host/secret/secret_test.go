@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 
@@ -260,5 +261,47 @@ func TestSensitive(t *testing.T) {
 	}
 	if rows := secret.ScrubTable(); len(rows) != 5 {
 		t.Fatalf("ScrubTable: %d rows", len(rows))
+	}
+}
+
+func TestURLCredentials(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		url  string
+		want []string
+	}{
+		{"https://example.com/mcp", nil},
+		{"https://user@example.com/mcp", nil},
+		{"https://user:pw-0123@example.com/mcp", []string{"pw-0123"}},
+		{"https://h/mcp?api_key=k1&access-token=k2&sig=k3&Signature=k4&page=2&pass=k5", []string{"k1", "k2", "k3", "k4", "k5"}},
+		{"https://h/mcp?pwd=/tmp", nil}, // PWD alone is a folder
+		{"::not a url", nil},
+	} {
+		got := secret.URLCredentials(tc.url)
+		slices.Sort(got)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("URLCredentials(%q) = %q, want %q", tc.url, got, tc.want)
+		}
+	}
+}
+
+func TestArgCredentials(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"-y", "@modelcontextprotocol/server-everything"}, nil},
+		{[]string{"--api-key=a1", "--token", "a2", "-password=a3", "--pat", "a4"}, []string{"a1", "a2", "a3", "a4"}},
+		{[]string{"--token", "--verbose"}, nil}, // a flag, not a value
+		{[]string{"--token"}, nil},
+		{[]string{"run", "-e", "GITHUB_TOKEN=a5", "-e", "LOG_LEVEL=debug", "image"}, []string{"a5"}},
+		{[]string{"--db", "postgres://u:a6@h/db", "https://h/x?key=a7"}, []string{"a6", "a7"}},
+		{[]string{"--config=/etc/x.yml", "--pwd", "/tmp", "a/b=c"}, nil},
+	} {
+		got := secret.ArgCredentials(tc.args)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("ArgCredentials(%q) = %q, want %q", tc.args, got, tc.want)
+		}
 	}
 }

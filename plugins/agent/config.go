@@ -44,7 +44,7 @@ var deprecatedModels = map[string]string{
 // Config is the configuration of one agent entry: one model endpoint.
 type Config struct {
 	// BaseURL is the endpoint; requests go to BaseURL + "/chat/completions".
-	BaseURL string `yaml:"baseURL" json:"baseURL" desc:"The endpoint (default https://api.deepseek.com); any OpenAI-compatible /chat/completions works: vLLM, Ollama, LM Studio."`
+	BaseURL string `yaml:"baseURL" json:"baseURL" secret:"url" desc:"The endpoint (default https://api.deepseek.com); any OpenAI-compatible /chat/completions works: vLLM, Ollama, LM Studio."`
 	// Model is the model name sent with every request.
 	Model string `yaml:"model" json:"model" desc:"The model (default deepseek-v4-flash; deepseek-chat and deepseek-reasoner are deprecated aliases)."`
 	// APIKey is sent as a Bearer token. It is a secret: never printed.

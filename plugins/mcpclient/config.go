@@ -56,7 +56,7 @@ type Config struct {
 	// Command is the executable of a stdio server, looked up on PATH.
 	Command string `yaml:"command" json:"command,omitempty" desc:"stdio: the executable, looked up on PATH."`
 	// Args are passed to Command.
-	Args []string `yaml:"args" json:"args,omitempty" desc:"stdio: arguments of the command."`
+	Args []string `yaml:"args" json:"args,omitempty" secret:"args" desc:"stdio: arguments of the command."`
 	// Env is added on top of the scrubbed ambient environment.
 	Env map[string]string `yaml:"env" json:"-" secret:"true" desc:"stdio: variables added on top of the ambient environment, from which every variable that looks like a credential is removed (README: the scrub table)."`
 	// Cwd is the child's working directory; relative to cordis.yml's
@@ -64,7 +64,7 @@ type Config struct {
 	Cwd string `yaml:"cwd" json:"cwd,omitempty" desc:"stdio: working directory; relative to cordis.yml's directory; empty means the harness's working directory."`
 
 	// URL is the endpoint of a Streamable HTTP server.
-	URL string `yaml:"url" json:"url,omitempty" desc:"streamable-http: the server's endpoint."`
+	URL string `yaml:"url" json:"url,omitempty" secret:"url" desc:"streamable-http: the server's endpoint."`
 	// Headers are sent with every request.
 	Headers map[string]string `yaml:"headers" json:"-" secret:"true" desc:"streamable-http: headers sent with every request (e.g. Authorization)."`
 

@@ -219,7 +219,8 @@ func TestHostileSecretsNeverPrinted(t *testing.T) {
 	pem1, pem2 := secret(t, "pem1-"), secret(t, "pem2-")
 	pemKey := "-----BEGIN PRIVATE KEY-----\n" + pem1 + "\n" + pem2 + "\n-----END PRIVATE KEY-----\n"
 	nameTok := secret(t, "name-")
-	secrets := []string{listTok, resyncTok, infoTok, crossTok, quoteTok, urlTok, clipTok, pyTok, pem1, pem2, nameTok}
+	argTok := secret(t, "arg-")
+	secrets := []string{listTok, resyncTok, infoTok, crossTok, quoteTok, urlTok, clipTok, pyTok, pem1, pem2, nameTok, argTok}
 
 	// Each server is a shell that expands the secret from the environment the
 	// harness gave it, so the secret stands in no argument of ours — except
@@ -258,7 +259,9 @@ func TestHostileSecretsNeverPrinted(t *testing.T) {
 			// A key of several lines, printed line by line.
 			sh("pem", `printf '%s\n' "$PEM_KEY" >&2; |--only echo`, map[string]string{"PEM_KEY": pemKey})+
 			// A tool named after a secret: the tool list is our output too.
-			sh("named", `--only echo --raw-name "t-$NAME_TOKEN"`, map[string]string{"NAME_TOKEN": nameTok}))
+			sh("named", `--only echo --raw-name "t-$NAME_TOKEN"`, map[string]string{"NAME_TOKEN": nameTok})+
+			// A literal credential in args (the shell ignores "$1").
+			stdioEntry("literal", "mcp-client", "literal", "/bin/sh", "-c", "exec "+shq(fixtureBin)+" --only echo", "sh", "--api-key="+argTok))
 
 	rc := runConfig{dir: dir}
 	var all collect
@@ -282,6 +285,9 @@ func TestHostileSecretsNeverPrinted(t *testing.T) {
 		if e := doc.entry(t, id); !slices.Contains(e.Stderr, want) {
 			t.Errorf("%s: stderr %q, want the line %q\n%s", id, e.Stderr, want, st)
 		}
+	}
+	if out := all.add(harnessWith(t, rc, "status")).stdout; !strings.Contains(out, "--api-key=<redacted>") {
+		t.Errorf("status: the literal credential in args is not shown redacted:\n%s", out)
 	}
 	if e := doc.entry(t, "clip"); len(e.Stderr) == 0 || !strings.HasPrefix(e.Stderr[0], long+"<red") {
 		t.Errorf("clip: stderr %q, want the long line redacted then cut", e.Stderr)
