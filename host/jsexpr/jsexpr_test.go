@@ -270,7 +270,7 @@ func TestSyntaxErrors(t *testing.T) {
 		{"process.argv", "process.argv", 1, 1, `unsupported expression "process.argv"`},
 		{"process.argv index", "process.argv[0]", 1, 1, `unsupported expression "process.argv"`},
 		{"process dot nothing", "process.", 1, 9, `expected a property name after "process.", found end of input`},
-		{"process dot string", "process.'env'", 1, 9, `expected a property name after "process.", found "'env'"`},
+		{"process dot string", "process.'env'", 1, 9, `expected a property name after "process.", found string`},
 		{"process.env", "process.env", 1, 1, `"process.env" needs a variable name: write process.env.NAME or process.env['NAME']`},
 		{"process.env in chain", "process.env ?? 'x'", 1, 1, `"process.env" needs a variable name: write process.env.NAME or process.env['NAME']`},
 		{"process.env optional", "process.env?.A", 1, 1, `"process.env" needs a variable name: write process.env.NAME or process.env['NAME']`},
@@ -278,7 +278,7 @@ func TestSyntaxErrors(t *testing.T) {
 		{"process.env digit name", "process.env.1A", 1, 13, `expected a variable name after "process.env.", found "1A" (a name that is not an identifier needs process.env['NAME'])`},
 		{"process.env non-ASCII name", "process.env.café", 1, 13, `variable name "café" is not ASCII; write process.env['café']`},
 		{"process.env bracket identifier", "process.env[A]", 1, 13, `expected a quoted variable name inside process.env[...], found "A"`},
-		{"process.env bracket template", "process.env[`A`]", 1, 13, "expected a quoted variable name inside process.env[...], found \"`A`\""},
+		{"process.env bracket template", "process.env[`A`]", 1, 13, "expected a quoted variable name inside process.env[...], found template string"},
 		{"process.env bracket unclosed", "process.env['A'", 1, 16, `expected "]" to close "[" at 1:12, found end of input`},
 		{"process.env bracket paren", "process.env['A')", 1, 16, `expected "]" to close "[" at 1:12, found ")"`},
 		{"process.env bracket concat", "process.env['A' + 'B']", 1, 17, `unsupported operator "+"`},
@@ -308,7 +308,7 @@ func TestSyntaxErrors(t *testing.T) {
 		{"spread", "...process.env.A", 1, 1, `expected an expression, found "..."`},
 		{"object literal", "{}", 1, 1, `expected an expression, found "{"`},
 		{"semicolon", "process.env.A; x", 1, 14, `unexpected ";" (statements are not supported)`},
-		{"trailing string", "'a' 'b'", 1, 5, `unexpected "'b'" after the end of the expression`},
+		{"trailing string", "'a' 'b'", 1, 5, `unexpected string after the end of the expression`},
 		{"trailing identifier", "process.env.A\nx", 2, 1, `unexpected "x" after the end of the expression`},
 		{"trailing number", "'a' 1", 1, 5, `unexpected "1" after the end of the expression`},
 		{"trailing colon", "'a' :", 1, 5, `unexpected ":"`},
@@ -408,7 +408,9 @@ func TestSyntaxErrors(t *testing.T) {
 		{"CR lines", "'a' ??\r\r  +", 3, 3, `expected an expression, found "+"`},
 		{"column in bytes", "'é' + 1", 1, 6, `unsupported operator "+"`},
 		{"template line", "`a\nb ${process.env.A +", 2, 19, `unsupported operator "+"`},
-		{"long token truncated", "'a' 'abcdefghijklmnopqrstuvwxyz'", 1, 5, `unexpected "'abcdefghijklmnopqrstuvw…" after the end of the expression`},
+		{"long token truncated", "'a' abcdefghijklmnopqrstuvwxyz", 1, 5, `unexpected "abcdefghijklmnopqrstuvwx…" after the end of the expression`},
+		// A string may be a literal secret: it is named, never quoted.
+		{"a second string is not quoted", "'Bearer x' 'sk-second-literal-secret-99'", 1, 12, `unexpected string after the end of the expression`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -372,10 +372,17 @@ func (p *parser) unexpectedAfter() *SyntaxError {
 	return p.s.errorf(t.pos, "unsupported operator %q", t.text)
 }
 
-// describe names the current token for an error message.
+// describe names the current token for an error message. A string or a
+// template is named, not quoted: it may be a literal secret, and a message
+// about a malformed expression is printed before its secrets are known.
 func (p *parser) describe() string {
-	if p.tok.kind == tEOF {
+	switch p.tok.kind {
+	case tEOF:
 		return "end of input"
+	case tString:
+		return "string"
+	case tTemplate:
+		return "template string"
 	}
 	text := p.s.src[p.tok.pos:p.tok.end]
 	const limit = 24

@@ -7,8 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
