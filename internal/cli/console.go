@@ -67,11 +67,13 @@ func run(ctx context.Context, o *options, env Env) error {
 	if quit {
 		return nil
 	}
-	if !rep.plain {
+	// Clear the live line first: what follows starts a line of its own.
+	live := !rep.plain
+	rep.eventsFollow()
+	if live {
 		// The live line said nothing lasting: say what went wrong.
 		hs.reportProblems(timedOut)
 	}
-	rep.eventsFollow()
 
 	var in lineSource
 	if term != nil {

@@ -328,3 +328,31 @@ func waitFile(t *testing.T, path, text string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A start-up failure is said on a line of its own, after the live progress
+// line is gone: not glued to what that line last said.
+func TestTerminalStartupFailureOnALineOfItsOwn(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeConfig(t, dir, fixtureEntry("fx", "fx", "--only", "echo")+
+		stdioEntry("bad", "mcp-client", "bad", filepath.Join(dir, "no-such-server")))
+	s := startTTY(t, runConfig{dir: dir, env: []string{"XDG_STATE_HOME=" + t.TempDir()}})
+
+	v := s.prompt("")
+	failed := 0
+	for _, l := range v.above() {
+		if strings.Contains(l, `entry "bad" failed`) {
+			failed++
+			if !strings.HasPrefix(l, `harness: entry "bad" failed`) {
+				t.Errorf("the failure shares its line with something else: %q\n%s", l, s.scr)
+			}
+		}
+	}
+	if failed == 0 {
+		t.Errorf("the start-up failure is not on the screen\n%s", s.scr)
+	}
+	s.keys(ctrlD)
+	if code := s.waitExit(); code != 0 {
+		t.Fatalf("Ctrl-D: exit code %d\n%s", code, s.scr)
+	}
+}
