@@ -163,6 +163,10 @@ func New(reg *tools.Registry, opts Options) (*Gateway, error) {
 		server.WithRecovery(),
 		server.WithInstructions(instructions),
 	)
+	// The first list is in place before any session can exist: handed to
+	// mcp-go later, it would announce a change to a client that has seen
+	// nothing yet (in meta mode, the list never changes at all).
+	g.publish()
 	return g, nil
 }
 
@@ -195,8 +199,8 @@ func (g *Gateway) experimental(prev map[string]any) map[string]any {
 	return out
 }
 
-// Run keeps the served list in step with the registry until ctx ends. It
-// publishes the first list at once, and marks the gateway ready once
+// Run keeps the served list in step with the registry until ctx ends (New
+// published the first list), and marks the gateway ready once
 // Options.Settle has returned.
 func (g *Gateway) Run(ctx context.Context) error {
 	settled := make(chan struct{})
