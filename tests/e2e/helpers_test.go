@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -86,6 +85,7 @@ func startSession(t *testing.T, rc runConfig, args ...string) *session {
 		}
 		cancel()
 		checkNoRace(t, s.err.Text())
+		printed.Output(fmt.Sprintf("the session `harness %s` of %s", strings.Join(args, " "), t.Name()), s.out.Text()+"\n"+s.err.Text())
 	})
 	return s
 }
@@ -220,14 +220,11 @@ func TestPublicNameVectors(t *testing.T) {
 	}
 }
 
-// secret returns a unique random value with a recognisable prefix.
+// secret returns a unique random value with a recognisable prefix; the
+// package's sweep checks that no harness output holds it.
 func secret(t *testing.T, prefix string) string {
 	t.Helper()
-	b := make([]byte, 12)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return prefix + hex.EncodeToString(b)
+	return printed.Secret(prefix)
 }
 
 // server is a process a test started itself (an HTTP MCP server).

@@ -51,8 +51,12 @@ func testMain(m *testing.M) int {
 	harnessBin = filepath.Join(dir, "harness")
 	demoBin = filepath.Join(dir, "mcp-demo")
 	fixtureBin = filepath.Join(dir, "mcpfixture")
-	return m.Run()
+	return printed.Report(os.Stderr, "e2e", m.Run(), testing.Verbose())
 }
+
+// printed is the sweep of the package: every secret made with secret(),
+// every output of a harness process (internal/proctest.Sweep).
+var printed proctest.Sweep
 
 // buildBinaries builds the harness (with -race when the tests run with it)
 // and the two servers, concurrently.
@@ -142,6 +146,7 @@ func harnessWith(t *testing.T, rc runConfig, args ...string) result {
 	cmd.WaitDelay = 10 * time.Second
 	err := cmd.Run()
 	r := result{args: args, stdout: stdout.String(), stderr: stderr.String()}
+	printed.Output(fmt.Sprintf("`harness %s` in %s", strings.Join(args, " "), t.Name()), r.stdout+"\n"+r.stderr)
 	var ee *exec.ExitError
 	switch {
 	case ctx.Err() != nil:

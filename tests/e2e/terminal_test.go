@@ -8,6 +8,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -75,6 +76,7 @@ func startTTY(t *testing.T, rc runConfig, args ...string) *ttySession {
 		<-readDone
 		cancel()
 		checkNoRace(t, s.scr.raw.String())
+		printed.Output(fmt.Sprintf("the terminal session `harness %s` of %s", strings.Join(args, " "), t.Name()), s.scr.raw.String())
 	})
 	return s
 }

@@ -116,6 +116,7 @@ func oneShotWith(t *testing.T, bin, dir string, env []string, args ...string) re
 	start := time.Now()
 	err := cmd.Run()
 	r := result{args: args, stdout: stdout.String(), stderr: stderr.String(), took: time.Since(start)}
+	printed.Output(fmt.Sprintf("`harness %s` in %s", strings.Join(args, " "), t.Name()), r.stdout+"\n"+r.stderr)
 	if cmd.ProcessState != nil {
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			r.maxRSS = int(ru.Maxrss) << 10 // kilobytes on Linux
@@ -194,6 +195,7 @@ func start(t *testing.T, bin, dir string, env []string, args ...string) *session
 			<-s.exited
 		}
 		noRaceOrPanic(t, s.err.Text())
+		printed.Output(fmt.Sprintf("the session `harness %s` of %s", strings.Join(args, " "), t.Name()), s.out.Text()+"\n"+s.err.Text())
 	})
 	return s
 }

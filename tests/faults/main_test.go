@@ -78,5 +78,9 @@ func testMain(m *testing.M) int {
 			code = 1
 		}
 	}
-	return code
+	return printed.Report(os.Stderr, "faults", code, testing.Verbose())
 }
+
+// printed is the sweep of the package: every secret made with
+// secretValue, every output of a harness process (internal/proctest.Sweep).
+var printed proctest.Sweep

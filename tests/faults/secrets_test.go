@@ -20,8 +20,6 @@ package faults
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -32,14 +30,11 @@ import (
 	"github.com/harness-go/harness/internal/fixture"
 )
 
-// secretValue is a fresh random value with a recognisable prefix.
+// secretValue is a fresh random value with a recognisable prefix; the
+// package's sweep checks that no harness output holds it.
 func secretValue(t *testing.T, prefix string) string {
 	t.Helper()
-	b := make([]byte, 12)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return prefix + hex.EncodeToString(b)
+	return printed.Secret(prefix)
 }
 
 // leakyServer is the fixture over HTTP, except that a POST of the given

@@ -1,0 +1,30 @@
+package proctest_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/harness-go/harness/internal/proctest"
+)
+
+func TestSweep(t *testing.T) {
+	t.Parallel()
+	var s proctest.Sweep
+	a, b := s.Secret("a-"), s.Secret("b-")
+	if a == b || !strings.HasPrefix(a, "a-") || len(a) != 2+24 {
+		t.Fatalf("secrets %q %q", a, b)
+	}
+	s.Output("clean run", "nothing here\n")
+	var out strings.Builder
+	if code := s.Report(&out, "pkg", 0, true); code != 0 || !strings.Contains(out.String(), "compared 1 outputs with 2 secrets: none printed") {
+		t.Fatalf("clean: code %d, %q", code, out.String())
+	}
+	s.Output("leaky run", "the key is "+b+"\x1b[0m")
+	out.Reset()
+	if code := s.Report(&out, "pkg", 0, false); code != 1 || !strings.Contains(out.String(), "printed by leaky run") || strings.Contains(out.String(), "\x1b") {
+		t.Fatalf("leak: code %d, %q", code, out.String())
+	}
+	if leaks, _, _ := s.Leaks(); len(leaks) != 1 || strings.Contains(leaks[0], a) {
+		t.Fatalf("leaks %q", leaks)
+	}
+}
