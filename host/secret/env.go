@@ -21,7 +21,7 @@ import (
 // password (scheme://user:password@host) matches whatever its name.
 var (
 	scrubContains = []string{"KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL"}
-	scrubWords    = []string{"PAT", "PWD", "PASS", "PASSPHRASE", "AUTH", "PRIVATE", "COOKIE", "DSN", "PW"}
+	scrubWords    = []string{"PAT", "PWD", "PASS", "PASSPHRASE", "AUTH", "PRIVATE", "COOKIE", "DSN", "PW", "JWT"}
 	scrubSuffixes = []string{"DATABASE_URL", "DB_URL", "CONNECTION_STRING", "CONN_STR"}
 	keep          = []string{"PATH", "HOME", "LANG", "PWD", "OLDPWD", "USER", "LOGNAME", "SHELL", "TERM", "TMPDIR", "TZ"}
 )

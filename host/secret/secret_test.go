@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -254,13 +255,53 @@ func TestSensitive(t *testing.T) {
 		{"DOCS_URL", "https://example.com/path", false},
 		{"USER_URL", "https://user@example.com/", false}, // no password
 		{"HOME", "/root", false},
+		{"CI_JOB_JWT", "eyJhbGciOi", true},
 	} {
 		if got := secret.SensitiveVar(tc.name, tc.value); got != tc.want {
 			t.Errorf("SensitiveVar(%s=%s) = %v, want %v", tc.name, tc.value, got, tc.want)
 		}
 	}
-	if rows := secret.ScrubTable(); len(rows) != 5 {
-		t.Fatalf("ScrubTable: %d rows", len(rows))
+}
+
+// The README's scrub table says what the code does: every name of every
+// list rule stands in the README's row of that rule.
+func TestScrubTableMatchesTheREADME(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(readme), "\n| rule | matches |\n")
+	if !ok {
+		t.Fatal("README.md has no scrub table")
+	}
+	table, _, _ := strings.Cut(after, "\n\n")
+	readmeRow := map[string]string{ // ScrubTable's label → the README row's start
+		"name contains": "| the name contains |",
+		"a word of the name (split at _, two words or more) is": "| a word of the name",
+		"name ends with": "| the name ends with |",
+		"never scrubbed": "| never scrubbed |",
+	}
+	for _, rule := range secret.ScrubTable() {
+		start, ok := readmeRow[rule[0]]
+		if !ok {
+			continue // "value is": prose
+		}
+		var row string
+		for _, r := range strings.Split(table, "\n") {
+			if strings.HasPrefix(r, start) {
+				row = r
+			}
+		}
+		if row == "" {
+			t.Errorf("README: no row %q in\n%s", start, table)
+			continue
+		}
+		for _, name := range strings.Split(rule[1], ", ") {
+			if !strings.Contains(row, "`"+name+"`") {
+				t.Errorf("README: the row %q lacks `%s`", start, name)
+			}
+		}
 	}
 }
 
