@@ -55,15 +55,21 @@ func ask(ctx context.Context, o *options, env Env) error {
 		var conv agent.Conversation
 		view := newTranscript(hs, hs.env.Stdout, hs.env.Stderr)
 		_, err := a.Run(ctx, &conv, prompt, view.event)
+		code, msg := ExitFailure, ""
 		switch {
 		case err == nil:
 			return nil
 		case errors.Is(err, agent.ErrCancelled):
-			return exit(ExitInterrupted, "harness ask: cancelled")
+			code, msg = ExitInterrupted, "harness ask: cancelled"
 		case agent.IsKeyMissing(err):
-			return exit(ExitUsage, "harness ask: %s", agent.KeyHowTo(a.ID(), hs.keyVars(a.ID())))
+			code, msg = ExitUsage, "harness ask: "+agent.KeyHowTo(a.ID(), hs.keyVars(a.ID()))
+		default:
+			msg = "harness ask: " + safe.Text(err.Error())
 		}
-		return exit(ExitFailure, "harness ask: %s", safe.Text(err.Error()))
+		if view.saidError {
+			msg = "" // --json: the error event said it; stderr carries logs only (DESIGN §16.15)
+		}
+		return exit(code, "%s", msg)
 	})
 }
 

@@ -310,3 +310,74 @@ func TestUsageLine(t *testing.T) {
 		t.Fatal(b.String())
 	}
 }
+
+// With --json a failure is the error event; stderr carries logs only.
+func TestAskJSONFailure(t *testing.T) {
+	t.Parallel()
+	srv := fakellm.Start(t, fakellm.Status(401, "Authentication Fails"))
+	r := runMain(t, agentEntry("model", srv.URL), nil, false, nil, "ask", "go", "--json")
+	if r.code != ExitFailure {
+		t.Fatal(r)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, `{"type":"error","message":"agent entry \"model\": the API key was refused`) {
+		t.Fatalf("the last event is not the error:\n%s", r)
+	}
+	if strings.Contains(r.stderr, "harness ask:") {
+		t.Fatalf("--json printed the failure on stderr too:\n%s", r)
+	}
+}
+
+// Reasoning goes to stderr with --show-reasoning, and nowhere without it.
+func TestAskShowReasoning(t *testing.T) {
+	t.Parallel()
+	for _, show := range []bool{false, true} {
+		srv := fakellm.Start(t, fakellm.Stream(fakellm.Reasoning("let me think"), fakellm.Text("done"), fakellm.Finish("stop")))
+		args := []string{"ask", "go"}
+		if show {
+			args = append(args, "--show-reasoning")
+		}
+		r := runMain(t, agentEntry("model", srv.URL, "thinking: on"), nil, false, nil, args...)
+		if r.code != 0 || r.stdout != "done\n" {
+			t.Fatal(r)
+		}
+		if got := strings.Contains(r.stderr, "let me think"); got != show {
+			t.Errorf("--show-reasoning %v: reasoning on stderr %v\n%s", show, got, r)
+		}
+	}
+}
+
+// The lines about tool calls are ours: one line each, control characters
+// escaped, cut at 200 bytes.
+func TestAskToolLinesAreInert(t *testing.T) {
+	t.Parallel()
+	msg := "\x1b[31mred\x1b]0;title\a" + strings.Repeat("x", 500)
+	args, _ := json.Marshal(map[string]string{"message": msg})
+	srv := fakellm.Start(t,
+		fakellm.Call(fakellm.ToolCallSpec{ID: "c1", Name: "echo", Arguments: string(args)}),
+		fakellm.Say("ok"))
+	r := runMain(t, "- id: echo\n  name: echo\n"+agentEntry("model", srv.URL), nil, false, nil, "ask", "go")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	if strings.ContainsAny(r.stderr, "\x1b\a") {
+		t.Fatalf("a raw control character reached stderr:\n%q", r.stderr)
+	}
+	var call, result string
+	for _, l := range strings.Split(r.stderr, "\n") {
+		switch {
+		case strings.HasPrefix(l, "→ "):
+			call = l
+		case strings.HasPrefix(l, "← "):
+			result = l
+		}
+	}
+	for l, prefix := range map[string]string{call: "→ echo ", result: "← "} {
+		if !strings.HasSuffix(l, "…") || len(l) > len(prefix)+previewBytes+len("…") {
+			t.Errorf("tool line not cut at %d bytes (%d): %q", previewBytes, len(l), l)
+		}
+	}
+	if !strings.Contains(result, `\x1b[31mred`) {
+		t.Errorf("the result line does not show the escape as text: %q", result)
+	}
+}

@@ -35,6 +35,7 @@ type transcript struct {
 	inReasoning bool // a run of reasoning is open on stderr
 	open        int  // calls announced and not answered yet
 	many        bool // the step being answered made several calls
+	saidError   bool // --json: an error event is out
 }
 
 func newTranscript(hs *harness, out, errOut io.Writer) *transcript {
@@ -124,14 +125,16 @@ func (t *transcript) jsonEvent(e agent.Event) {
 		}
 	case agent.EventError:
 		e.Message = t.secrets.Redact(e.Message)
+		t.saidError = true
 	}
 	b, _ := e.MarshalJSON()
 	t.out.Write(append(b, '\n'))
 }
 
-// preview is one inert, redacted line of at most previewBytes.
+// preview is one inert, redacted line of at most previewBytes: redacted
+// first (a cut secret would no longer match), then escaped, then cut.
 func (t *transcript) preview(s string) string {
-	return safe.Line(t.secrets.Clip(strings.TrimSpace(s), previewBytes))
+	return t.secrets.Clip(safe.Line(t.secrets.Redact(strings.TrimSpace(s))), previewBytes)
 }
 
 // line writes one line of ours to stderr.
