@@ -206,14 +206,17 @@ func (a *Agent) runCalls(ctx context.Context, calls []ToolCall, emit func(Event)
 		go func() {
 			defer wg.Done()
 			start := time.Now()
-			var res tools.Result
+			res, ran := tools.Result{}, false
 			select {
 			case sem <- struct{}{}:
-				res = a.call(ctx, c.Name, args[i], argErrs[i])
+				res, ran = a.call(ctx, c.Name, args[i], argErrs[i]), true
 				<-sem
 			case <-ctx.Done():
 			}
-			if ctx.Err() != nil {
+			// A call the cancel kept from running, or cut short (its error
+			// is the cancel's), answers so; one that finished as the
+			// cancel landed keeps its result.
+			if ctx.Err() != nil && (!ran || res.IsError) {
 				res = tools.Result{Text: "Error: cancelled", IsError: true}
 			}
 			text := a.budget(res.Text)
