@@ -42,7 +42,14 @@ const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{
 // post sends an initialize with the given Host, Origin and headers.
 func post(t *testing.T, url, host, body string, header map[string]string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	return postBody(t, url, host, strings.NewReader(body), header)
+}
+
+// postBody is post with the body from r: a reader whose length the client
+// cannot know goes chunked, with no Content-Length.
+func postBody(t *testing.T, url, host string, body io.Reader, header map[string]string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,8 +85,10 @@ func TestHTTPRefusals(t *testing.T) {
 		host   string
 		header map[string]string
 		body   string
-		status int
-		says   string
+		// chunked sends the body with no Content-Length.
+		chunked bool
+		status  int
+		says    string
 	}{
 		{name: "loopback host and origin", srv: open, status: 200},
 		{name: "localhost by name", srv: open, host: "localhost:" + port, header: map[string]string{"Origin": "http://localhost:" + port}, status: 200},
@@ -98,6 +107,8 @@ func TestHTTPRefusals(t *testing.T) {
 		{name: "the token", srv: locked, header: map[string]string{"Authorization": "Bearer s3cret-token-value"}, status: 200},
 		{name: "the token, scheme in any case", srv: locked, header: map[string]string{"Authorization": "bearer s3cret-token-value"}, status: 200},
 		{name: "a body over the bound", srv: locked, header: map[string]string{"Authorization": "Bearer s3cret-token-value"}, body: `{"x":"` + strings.Repeat("a", 5000) + `"}`, status: 413, says: "the most accepted is 4096"},
+		{name: "a chunked body over the bound", srv: locked, header: map[string]string{"Authorization": "Bearer s3cret-token-value"}, body: `{"x":"` + strings.Repeat("a", 5000) + `"}`, chunked: true, status: 413, says: "the request body is over 4096 bytes"},
+		{name: "a chunked body within the bound", srv: locked, header: map[string]string{"Authorization": "Bearer s3cret-token-value"}, chunked: true, status: 200},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			url := "http://" + tc.srv.Addr().String() + Path
@@ -108,7 +119,11 @@ func TestHTTPRefusals(t *testing.T) {
 			if body == "" {
 				body = initializeBody
 			}
-			status, got := post(t, url, tc.host, body, tc.header)
+			var r io.Reader = strings.NewReader(body)
+			if tc.chunked {
+				r = io.MultiReader(r) // hides the length
+			}
+			status, got := postBody(t, url, tc.host, r, tc.header)
 			if status >= 400 {
 				got = refusal(t, got)
 			}
