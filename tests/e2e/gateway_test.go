@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -205,9 +206,12 @@ func TestGoRunServe(t *testing.T) {
 	ts.mustDo(map[string]any{"op": "close"})
 }
 
-// mcp-go's client, over stdio and HTTP, on both protocol eras.
+// mcp-go's client, over stdio and HTTP, on both protocol eras, with our
+// fixture and server-everything behind the gateway.
 func TestGatewayMcpGoClient(t *testing.T) {
 	t.Parallel()
+	ev := stdioEntry("ev", "mcp-client", "ev", npmtest.Bin(t, "mcp-server-everything"), "stdio") + "    enabledTools: [echo]\n"
+	served := func(fixture string) []string { return []string{"mcp__ev__echo", fixture} }
 	for _, tc := range []struct {
 		name         string
 		http, legacy bool
@@ -215,7 +219,7 @@ func TestGatewayMcpGoClient(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			file := writeConfig(t, dir, fixtureEntry("fx", "fx", "--only", "echo"))
+			file := writeConfig(t, dir, fixtureEntry("fx", "fx", "--only", "echo")+ev)
 			var tr transport.Interface
 			if tc.http {
 				srv := serveHTTP(t, runConfig{dir: dir}, "-c", file)
@@ -282,26 +286,34 @@ func TestGatewayMcpGoClient(t *testing.T) {
 				req.Params.Arguments = map[string]any{"message": "hi"}
 				return cl.CallTool(ctx, req)
 			}
-			if got := list(); !slices.Equal(got, []string{"mcp__fx__echo"}) {
-				t.Fatalf("tools %q", got)
+			callEv := func() {
+				t.Helper()
+				if res, err := call("mcp__ev__echo"); err != nil || len(res.Content) != 1 || res.Content[0].(mcp.TextContent).Text != "Echo: hi" {
+					t.Fatalf("mcp__ev__echo: %v %+v", err, res)
+				}
+			}
+			if got := list(); !slices.Equal(got, served("mcp__fx__echo")) {
+				t.Fatalf("tools %q, want %q", got, served("mcp__fx__echo"))
 			}
 			if res, err := call("mcp__fx__echo"); err != nil || res.Content[0].(mcp.TextContent).Text != "echo: hi" {
 				t.Fatalf("call: %v %+v", err, res)
 			}
-			writeConfig(t, dir, fixtureEntry("fy", "fy", "--only", "echo"))
+			callEv()
+			writeConfig(t, dir, fixtureEntry("fy", "fy", "--only", "echo")+ev)
 			for {
 				select {
 				case <-changed:
 				case <-ctx.Done():
 					t.Fatal("no list_changed after the edit")
 				}
-				if slices.Equal(list(), []string{"mcp__fy__echo"}) {
+				if slices.Equal(list(), served("mcp__fy__echo")) {
 					break
 				}
 			}
 			if res, err := call("mcp__fy__echo"); err != nil || res.Content[0].(mcp.TextContent).Text != "echo: hi" {
 				t.Fatalf("the new tool: %v %+v", err, res)
 			}
+			callEv() // the entry the edit left alone still answers
 			if _, err := call("mcp__fx__echo"); err == nil || !strings.Contains(err.Error(), "not found") {
 				t.Fatalf("the removed tool: %v", err)
 			}
@@ -481,4 +493,43 @@ func TestGatewayKindUnderRun(t *testing.T) {
 		t.Fatalf("echo: %s", got)
 	}
 	s.send("/quit\n")
+}
+
+// One-shot commands (status, tools) ignore mcp-server entries: they must not
+// take the port of a running harness. With the entry's port taken they
+// still exit 0, and status says why the entry does nothing.
+func TestOneShotCommandsIgnoreMcpServerEntries(t *testing.T) {
+	t.Parallel()
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	dir := t.TempDir()
+	writeConfig(t, dir, fmt.Sprintf("- id: gw\n  name: mcp-server\n  config: {listen: %s}\n- id: echo\n  name: echo\n", yq(taken.Addr().String())))
+	const note = "ignored: only harness run serves mcp-server entries"
+
+	r := harness(t, dir, "status")
+	expectCode(t, r, 0)
+	if !regexp.MustCompile(`(?m)^gw  mcp-server  ready\n    ` + regexp.QuoteMeta(note) + `$`).MatchString(r.stdout) {
+		t.Fatalf("status does not show the mcp-server entry ready and ignored:\n%s", r)
+	}
+	r = harness(t, dir, "status", "--json")
+	expectCode(t, r, 0)
+	var doc struct {
+		Entries []struct {
+			ID, State, Note string
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, r)
+	}
+	if i := slices.IndexFunc(doc.Entries, func(e struct{ ID, State, Note string }) bool { return e.ID == "gw" }); i < 0 || doc.Entries[i].State != "ready" || doc.Entries[i].Note != note {
+		t.Fatalf("status --json, entry gw:\n%s", r)
+	}
+	r = harness(t, dir, "tools")
+	expectCode(t, r, 0)
+	if got := toolNames(lines(r.stdout)); !slices.Equal(got, []string{"clock", "echo"}) {
+		t.Fatalf("tools %q\n%s", got, r)
+	}
 }
