@@ -81,6 +81,11 @@ func (f *serveFlags) only(command string) error {
 // serve is `harness serve`: boot, watch cordis.yml, serve the tools over MCP
 // until stdin ends (stdio) or a signal comes.
 func serve(ctx context.Context, o *options, env Env) error {
+	if o.json {
+		// stdout is the protocol's (or the listening line's): there is no
+		// other output to make machine-readable.
+		return usagef("flag --json is for tools, call, status and ask, not serve: serve's stdout is MCP")
+	}
 	f := o.serve
 	if f.token == "" {
 		f.token, _ = env.Lookup(TokenEnv)
