@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -159,8 +160,10 @@ func (h *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil && h.lost != nil && r.Context().Err() == nil {
 		h.lost(fmt.Errorf("%s %s: %w", r.Method, r.URL.Redacted(), err))
 	}
-	if err == nil && r.Method == http.MethodGet && resp.StatusCode == http.StatusOK && h.lost != nil {
-		// The listening stream: the server's death shows here first.
+	if err == nil && resp.StatusCode == http.StatusOK && h.lost != nil &&
+		strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		// An event stream — the GET listening stream, a subscriptions/listen
+		// or a call answered as a stream: the server's death shows here first.
 		resp.Body = &watchedBody{ReadCloser: resp.Body, ctx: r.Context(), lost: h.lost}
 	}
 	if err == nil {
@@ -236,20 +239,28 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// watchedBody reports a read error of a listening stream that its request's
-// context did not cause (the server reset the connection). A clean end is
-// no loss: mcp-go opens the stream again, and a server that is gone then
-// refuses it.
+// watchedBody reports a read error of an event stream that neither its
+// request's context nor its reader caused (the server reset the connection,
+// or died). A clean end is no loss: mcp-go opens a listening stream again,
+// and a server that is gone then refuses it. mcp-go closes a stream it has
+// its answer from while a goroutine still reads it: what that read returns
+// is no loss either.
 type watchedBody struct {
 	io.ReadCloser
-	ctx  context.Context
-	lost func(error)
+	ctx    context.Context
+	lost   func(error)
+	closed atomic.Bool
 }
 
 func (w *watchedBody) Read(p []byte) (int, error) {
 	n, err := w.ReadCloser.Read(p)
-	if err != nil && err != io.EOF && w.ctx.Err() == nil {
-		w.lost(fmt.Errorf("the listening stream broke: %w", err))
+	if err != nil && err != io.EOF && w.ctx.Err() == nil && !w.closed.Load() {
+		w.lost(fmt.Errorf("the event stream broke: %w", err))
 	}
 	return n, err
+}
+
+func (w *watchedBody) Close() error {
+	w.closed.Store(true)
+	return w.ReadCloser.Close()
 }

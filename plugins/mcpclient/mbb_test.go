@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/plugins/tools"
@@ -125,6 +128,51 @@ func TestMakeBeforeBreakNewInstanceHangs(t *testing.T) {
 	}
 }
 
+// A call that waited through an outage is served by the instance an edit
+// started; a second edit soon after must let it finish there (it counts on
+// the instance that serves it, not the one it entered), DESIGN §16.2.
+func TestMakeBeforeBreakTwiceWithAForwardedCall(t *testing.T) {
+	t.Parallel()
+	hx := newHarness(t)
+	marker := filepath.Join(hx.Dir, "down")
+	logB := filepath.Join(hx.Dir, "b.log")
+	cfg := map[string]any{"toolCallTimeoutMs": 30000, "reconnect": map[string]any{"initialDelayMs": 20, "maxDelayMs": 20, "maxAttempts": 100000}}
+	entry := func(name string, more ...string) string {
+		return yml(hx.stdio("a", "srv", cfg, append([]string{"--only", "echo,sleep,pid", "--name", name}, more...)...))
+	}
+	hx.mustLoad(entry("a", "--exit-if-exists", marker)) // A stays down once the marker is there
+	if err := os.WriteFile(marker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kill(hx.pid("a"))
+	hx.waitState("a", host.Reconnecting)
+
+	// The call enters the outage instance's executor and waits there.
+	done := make(chan tools.Result, 1)
+	go func() {
+		done <- hx.Tools.Execute(context.Background(), "mcp__srv__sleep", json.RawMessage(`{"ms":1500}`))
+	}()
+
+	// Edit 1: B takes over; the waiting call goes to B's server.
+	hx.mustLoad(entry("b", "--log", logB))
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		if data, _ := os.ReadFile(logB); strings.Contains(string(data), `"method":"tools/call"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			data, _ := os.ReadFile(logB)
+			t.Fatalf("the waiting call never reached the new instance's server; its log:\n%s", data)
+		}
+		time.Sleep(5 * time.Millisecond) // another process writes the log: nothing to await here
+	}
+	// Edit 2 while the call runs on B: C takes over, B drains.
+	hx.mustLoad(entry("c"))
+	if res := <-done; res.IsError || res.Text != "slept" {
+		t.Fatalf("the forwarded call: %+v", res)
+	}
+}
+
 // The live keys apply in place: same process, new values in status.
 func TestLiveSettings(t *testing.T) {
 	t.Parallel()
@@ -157,6 +205,13 @@ func TestLiveSettings(t *testing.T) {
 		if st.PID != pid || !step.check(st) {
 			t.Fatalf("%s: pid %d (was %d), status %+v", step.name, st.PID, pid, st)
 		}
+		// The text status shows the value in use.
+		if lines := strings.Join(st.StatusLines(), "\n"); !strings.Contains(lines, "settings: ") || !strings.Contains(lines, step.name) && step.name != "reconnect" {
+			t.Fatalf("%s: not in the status lines:\n%s", step.name, lines)
+		}
+	}
+	if lines := strings.Join(hx.status("a").StatusLines(), "\n"); !strings.Contains(lines, "reconnect 3 attempts") {
+		t.Fatalf("the live reconnect policy is not in the status lines:\n%s", lines)
 	}
 	// maxResultBytes applies to the next call.
 	hx.mustLoad(yml(hx.stdio("a", "srv", map[string]any{"toolCallTimeoutMs": 10000, "maxResultBytes": 3}, "--only", "echo,add,pid")))

@@ -336,6 +336,29 @@ func (p *Plugin) Status() any {
 	return st
 }
 
+// settingsLine shows the live settings (Live), as the instance uses them
+// now: an edit of them shows here without a restart.
+func (s *Status) settingsLine() string {
+	line := fmt.Sprintf("settings: toolCallTimeoutMs %d", s.ToolCallTimeoutMs)
+	if s.MaxResultBytes > 0 {
+		line += fmt.Sprintf(", maxResultBytes %d", s.MaxResultBytes)
+	}
+	for _, f := range []struct {
+		key      string
+		patterns []string
+	}{{"enabledTools", s.EnabledTools}, {"disabledTools", s.DisabledTools}} {
+		if len(f.patterns) > 0 {
+			line += fmt.Sprintf(", %s %s", f.key, safe.Line(strings.Join(f.patterns, " ")))
+		}
+	}
+	if r := s.Reconnect; r.Enabled {
+		line += fmt.Sprintf(", reconnect %d attempts, %d–%d ms apart", r.MaxAttempts, r.InitialDelayMs, r.MaxDelayMs)
+	} else {
+		line += ", reconnect off"
+	}
+	return line
+}
+
 // StatusLines renders the status for people, with everything that came from
 // the server escaped.
 func (s *Status) StatusLines() []string {
@@ -360,6 +383,7 @@ func (s *Status) StatusLines() []string {
 			lines = append(lines, m.label+": "+strings.Join(keys, " "))
 		}
 	}
+	lines = append(lines, s.settingsLine())
 	if s.PID != 0 {
 		lines = append(lines, fmt.Sprintf("pid %d, phase %s", s.PID, s.Phase))
 	} else {

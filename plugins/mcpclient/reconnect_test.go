@@ -189,41 +189,99 @@ func TestReconnectCountStartsAgain(t *testing.T) {
 	}
 }
 
+// A server that crashes soon after every start is given up on: a
+// connection that comes up does not start the count again unless it stays
+// up maxDelayMs (DESIGN §13).
+func TestReconnectCrashLoopGivesUp(t *testing.T) {
+	t.Parallel()
+	hx := newHarness(t)
+	cfg := map[string]any{"reconnect": map[string]any{"initialDelayMs": 1, "maxDelayMs": 60000, "maxAttempts": 3}}
+	hx.mustLoad(yml(hx.stdio("a", "srv", cfg, "--only", "echo,pid")))
+	for i := 1; i <= 3; i++ {
+		old := hx.pid("a")
+		kill(old)
+		hx.waitPID("a", old)
+		hx.WaitEntry("a", waitTimeout, fmt.Sprintf("reconnect %d", i), func(e host.EntryStatus) bool {
+			st, _ := e.Details.(*Status)
+			return e.State == host.Ready && st != nil && st.Reconnects == i
+		})
+	}
+	kill(hx.pid("a"))
+	e := hx.waitState("a", host.Failed)
+	if !strings.Contains(e.Error, "gave up reconnecting after 3 attempts") {
+		t.Fatalf("failure %q", e.Error)
+	}
+	if st := hx.status("a"); st.Attempt != 0 || st.PID != 0 || st.Phase != "failed" {
+		t.Fatalf("status after giving up shows an attempt or a pid: %+v", st)
+	}
+}
+
+// reconnect.enabled turned off by a live edit during an outage: the
+// attempts stop, and the entry fails.
+func TestReconnectTurnedOffDuringAnOutage(t *testing.T) {
+	t.Parallel()
+	hx := newHarness(t)
+	marker := filepath.Join(hx.Dir, "down")
+	on := map[string]any{"reconnect": map[string]any{"initialDelayMs": 20, "maxDelayMs": 20, "maxAttempts": 100000}}
+	hx.mustLoad(yml(hx.stdio("a", "srv", on, "--only", "echo,pid", "--exit-if-exists", marker)))
+	if err := os.WriteFile(marker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pid := hx.pid("a")
+	kill(pid)
+	hx.waitState("a", host.Reconnecting)
+	off := map[string]any{"reconnect": map[string]any{"enabled": false, "initialDelayMs": 20, "maxDelayMs": 20, "maxAttempts": 100000}}
+	hx.mustLoad(yml(hx.stdio("a", "srv", off, "--only", "echo,pid", "--exit-if-exists", marker)))
+	e := hx.waitState("a", host.Failed)
+	if !strings.Contains(e.Error, "reconnecting was turned off") {
+		t.Fatalf("failure %q", e.Error)
+	}
+}
+
 // A Streamable HTTP server stopped and started again on the same port is
 // used again without anyone doing anything; its tools stay the same.
 func TestReconnectHTTPServerRestarted(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	serve := func(ln net.Listener) *http.Server {
-		srv := &http.Server{Handler: fixture.HTTPHandler(fixture.Options{Only: []string{"echo", "pid"}, Stderr: discard{}})}
-		go func() { _ = srv.Serve(ln) }()
-		return srv
-	}
-	srv := serve(ln)
-	hx := newHarness(t)
-	hx.mustLoad(yml(httpEntry("w", "web", "http://"+addr+"/mcp", fast(50))))
-	hx.wantCall("mcp__web__echo", `{"message":"before"}`, "echo: before", false)
-	before := hx.Tools.ModelJSON()
+	// Both protocols: the handshake era's GET stream and the stateless
+	// protocol's subscriptions/listen stream show the server's death.
+	for _, protocol := range []string{ProtocolLegacy, ProtocolModern} {
+		t.Run(protocol, func(t *testing.T) {
+			t.Parallel()
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr := ln.Addr().String()
+			serve := func(ln net.Listener) *http.Server {
+				srv := &http.Server{Handler: fixture.HTTPHandler(fixture.Options{Only: []string{"echo", "pid"}, Stderr: discard{}})}
+				go func() { _ = srv.Serve(ln) }()
+				return srv
+			}
+			srv := serve(ln)
+			hx := newHarness(t)
+			cfg := fast(50)
+			cfg["protocol"] = protocol
+			hx.mustLoad(yml(httpEntry("w", "web", "http://"+addr+"/mcp", cfg)))
+			hx.wantCall("mcp__web__echo", `{"message":"before"}`, "echo: before", false)
+			before := hx.Tools.ModelJSON()
 
-	_ = srv.Close() // the listening stream breaks; the port refuses
-	hx.waitState("w", host.Reconnecting)
-	ln2, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatalf("the port is taken: %v", err)
-	}
-	srv2 := serve(ln2)
-	t.Cleanup(func() { _ = srv2.Close() })
-	hx.waitState("w", host.Ready)
-	hx.wantCall("mcp__web__echo", `{"message":"after"}`, "echo: after", false)
-	if after := hx.Tools.ModelJSON(); string(after) != string(before) {
-		t.Fatalf("the tools changed:\n%s\n%s", before, after)
-	}
-	if st := hx.status("w"); st.Reconnects != 1 {
-		t.Fatalf("reconnects %d", st.Reconnects)
+			_ = srv.Close() // the listening stream breaks; the port refuses
+			hx.waitState("w", host.Reconnecting)
+			ln2, err := net.Listen("tcp", addr)
+			if err != nil {
+				t.Fatalf("the port is taken: %v", err)
+			}
+			srv2 := serve(ln2)
+			t.Cleanup(func() { _ = srv2.Close() })
+			hx.waitState("w", host.Ready)
+			hx.wantCall("mcp__web__echo", `{"message":"after"}`, "echo: after", false)
+			if after := hx.Tools.ModelJSON(); string(after) != string(before) {
+				t.Fatalf("the tools changed:\n%s\n%s", before, after)
+			}
+			if st := hx.status("w"); st.Reconnects != 1 {
+				t.Fatalf("reconnects %d", st.Reconnects)
+			}
+		})
 	}
 }
 

@@ -217,13 +217,42 @@ func (s *session) setProtocol(version string, info mcp.Implementation) {
 }
 
 // listenStream holds the 2026-07-28 protocol's subscriptions/listen request
-// open, so that list_changed arrives; a stream that breaks on its own is a
-// lost connection for HTTP (the transport reports it) and nothing for stdio.
+// open, so that list_changed arrives. A stream that breaks is a lost
+// connection over HTTP (the transport's watch on event streams reports it,
+// and the supervisor reconnects) and the server's exit over stdio. A stream
+// the server ends cleanly is opened again at once, but never more than two
+// in a second; one the server refuses (an error answer) is not.
 func (s *session) listenStream(ctx context.Context) {
 	params := mcp.SubscriptionsListenParams{Notifications: mcp.SubscriptionFilter{ToolsListChanged: true}}
-	_, err := s.request(ctx, string(mcp.MethodSubscriptionsListen), params)
-	if err != nil && ctx.Err() == nil {
-		s.log.Debug("subscriptions/listen ended", "err", err)
+	var prev, last time.Time // when the two streams before this one opened
+	for {
+		if wait := time.Second - time.Since(prev); wait > 0 {
+			// Two streams in the last second already: hold back.
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return
+			}
+		}
+		opened := time.Now()
+		_, err := s.request(ctx, string(mcp.MethodSubscriptionsListen), params)
+		var rpc *RPCError
+		switch {
+		case ctx.Err() != nil || isDone(s.c.Done()):
+			return
+		case errors.As(err, &rpc):
+			s.log.Debug("the server refused subscriptions/listen", "err", err)
+			return
+		case err != nil:
+			s.log.Debug("subscriptions/listen ended", "err", err)
+		}
+		// A notification may have been missed while no stream was open.
+		if s.onListChanged != nil {
+			s.onListChanged()
+		}
+		prev, last = last, opened
 	}
 }
 

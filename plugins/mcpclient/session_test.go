@@ -286,6 +286,7 @@ func TestStatusLinesEscapeServerText(t *testing.T) {
 		ServerName: "s", Transport: TransportStdio, Command: "srv\x1b[2J", Args: []string{"--x"},
 		Server: &Server{Name: "evil\x1b]0;title\x07", Version: "1\n2"}, ProtocolVersion: "2025-11-25",
 		Phase: "connected", PID: 42,
+		ToolCallTimeoutMs: 5000, MaxResultBytes: 100, EnabledTools: []string{"a*", "b\x1b"},
 		Tools: map[string]string{
 			"mcp__s__plain":                   "plain",
 			"mcp__s__a_b_0123456789ab":        "a.b\x1b[31m",
@@ -299,6 +300,7 @@ func TestStatusLinesEscapeServerText(t *testing.T) {
 	want := []string{
 		`server s via stdio: srv\x1b[2J --x`,
 		`serverInfo: evil\x1b]0;title\x07 1\n2, protocol 2025-11-25`,
+		`settings: toolCallTimeoutMs 5000, maxResultBytes 100, enabledTools a* b\x1b, reconnect off`,
 		"pid 42, phase connected",
 		"tools: 4",
 		`  mcp__s__a_b_0123456789ab ← a.b\x1b[31m`,

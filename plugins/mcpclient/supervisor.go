@@ -40,14 +40,18 @@ import (
 //  4. When the connection is lost: with reconnect disabled, the tools go and
 //     the entry fails. Otherwise the entry is reconnecting and the tools
 //     stay; attempt n waits reconnect.delay(n), connects, lists and swaps;
-//     success makes the entry ready again. A connection that stayed up
-//     reconnect.maxDelayMs starts the count again. After maxAttempts the
-//     tools go and the entry fails with the last error. A successor starting
-//     beside this instance pauses its attempts (the edit supersedes them)
-//     until it takes over, or resumes them if it fails.
-//  5. A call waits for a session up to its own timeout. A request that never
-//     reached the server moves to the next connection; one that was sent
-//     and lost fails, and is never sent twice.
+//     success makes the entry ready again. Only a connection that stayed up
+//     reconnect.maxDelayMs starts the count again (a server that crashes
+//     soon after every start runs out of attempts), and so does a live edit
+//     of the policy. After maxAttempts, or once a live edit turned
+//     reconnecting off, the tools go and the entry fails with the last
+//     error. A successor starting beside this instance pauses its attempts
+//     (the edit supersedes them) until it takes over, or resumes them if it
+//     fails.
+//  5. A call waits for a session up to its own timeout, and is counted on
+//     the instance whose session it gets (a retired one's drain waits for
+//     it there). A request that never reached the server moves to the next
+//     connection; one that was sent and lost fails, and is never sent twice.
 type supervisor struct {
 	ctx     *host.Context
 	log     *slog.Logger
@@ -249,8 +253,11 @@ func (s *supervisor) install(sess *session) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closeSess = release
+	// The count of attempts stays: only a connection that stays up
+	// maxDelayMs starts it again (recover), so a server that crashes soon
+	// after every start is given up on.
 	s.sess, s.since, s.phase = sess, time.Now(), "connected"
-	s.attempt, s.nextTry, s.lastErr = 0, time.Time{}, ""
+	s.nextTry, s.lastErr = time.Time{}, ""
 	s.bumpLocked()
 }
 
@@ -291,6 +298,11 @@ func (s *supervisor) recover(life context.Context, lost *session) *session {
 	s.ctx.Reconnecting(fmt.Errorf("mcp-client(%s): %w", s.server, reason))
 	for {
 		cfg := s.config()
+		if !cfg.Reconnect.Enabled {
+			// Turned off by a live edit during the outage.
+			s.giveUp(fmt.Errorf("mcp-client(%s): reconnecting was turned off: %s", s.server, s.lastErrText()))
+			return nil
+		}
 		s.mu.Lock()
 		s.attempt++
 		attempt := s.attempt
@@ -599,6 +611,11 @@ func (s *supervisor) reconfigure(next *Config) {
 	cfg.DisabledTools = next.DisabledTools
 	cfg.Reconnect = next.Reconnect
 	s.cfg.store(&cfg)
+	if cur.Reconnect != cfg.Reconnect {
+		s.mu.Lock()
+		s.attempt = 0 // an edit of the policy starts the count again
+		s.mu.Unlock()
+	}
 	if !slices.Equal(cur.EnabledTools, cfg.EnabledTools) || !slices.Equal(cur.DisabledTools, cfg.DisabledTools) {
 		go s.refilter() // off the host's goroutine; swaps are serialized by syncMu
 	}
@@ -632,19 +649,14 @@ func (s *supervisor) setPhase(p string) {
 	s.mu.Unlock()
 }
 
-// enter counts a call routed to this instance, for drain.
-func (s *supervisor) enter() (leave func()) {
+// leave uncounts a call that session counted here.
+func (s *supervisor) leave() {
 	s.mu.Lock()
-	s.inflight++
-	s.mu.Unlock()
-	return func() {
-		s.mu.Lock()
-		s.inflight--
-		if s.inflight == 0 && s.idle != nil {
-			close(s.idle)
-			s.idle = nil
-		}
-		s.mu.Unlock()
+	defer s.mu.Unlock()
+	s.inflight--
+	if s.inflight == 0 && s.idle != nil {
+		close(s.idle)
+		s.idle = nil
 	}
 }
 
@@ -673,15 +685,20 @@ func (s *supervisor) drain(ctx context.Context) {
 var errStopped = errors.New("the server's entry was stopped")
 
 // session returns the session a call should use: this instance's, once it
-// is up, or — retired — its successor's (rule 5). It waits up to ctx.
-func (s *supervisor) session(ctx context.Context) (*supervisor, *session, error) {
+// is up, or — retired — its successor's (rule 5). It waits up to ctx. The
+// call is counted on the instance whose session it gets, in the same step
+// (drain waits for it there); leave uncounts it.
+func (s *supervisor) session(ctx context.Context) (owner *supervisor, sess *session, leave func(), err error) {
 	for {
 		s.mu.Lock()
 		sess, changed, next, gaveUp := s.sess, s.changed, s.successor, s.gaveUp
-		s.mu.Unlock()
 		if sess != nil && isDone(sess.c.Done()) {
 			sess = nil // lost; the run goroutine is about to notice
 		}
+		if next == nil && sess != nil {
+			s.inflight++
+		}
+		s.mu.Unlock()
 		switch {
 		case next != nil:
 			// Retired: the successor takes every call from now on; those
@@ -689,17 +706,17 @@ func (s *supervisor) session(ctx context.Context) (*supervisor, *session, error)
 			s = next
 			continue
 		case sess != nil:
-			return s, sess, nil
+			return s, sess, s.leave, nil
 		case gaveUp != nil:
-			return s, nil, gaveUp
+			return s, nil, nil, gaveUp
 		case s.ctx.Context().Err() != nil:
-			return s, nil, errStopped
+			return s, nil, nil, errStopped
 		}
 		select {
 		case <-changed:
 		case <-s.ctx.Context().Done():
 		case <-ctx.Done():
-			return s, nil, ctx.Err()
+			return s, nil, nil, ctx.Err()
 		}
 	}
 }
@@ -718,7 +735,7 @@ func isDone(c <-chan struct{}) bool {
 func (s *supervisor) outage() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.attempt == 0 {
+	if s.phase != "reconnecting" {
 		return ""
 	}
 	max := s.config().Reconnect.MaxAttempts
@@ -732,13 +749,12 @@ func (s *supervisor) executor(raw string) tools.Executor {
 		timeout := cfg.toolCallTimeout()
 		cctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		leave := s.enter()
-		defer leave()
 		for {
-			owner, sess, err := s.session(cctx)
+			owner, sess, leave, err := s.session(cctx)
 			if err == nil {
 				var res json.RawMessage
 				res, err = sess.callTool(cctx, raw, objectArgs(args))
+				leave()
 				if err == nil {
 					return owner.result(res, raw)
 				}
@@ -841,7 +857,7 @@ func (s *supervisor) status(st *Status, red *secret.Set) {
 		t := s.since
 		st.ConnectedSince = &t
 	}
-	if s.attempt > 0 && s.sess == nil {
+	if s.phase == "reconnecting" && s.attempt > 0 {
 		st.Attempt, st.MaxAttempts = s.attempt, st.Reconnect.MaxAttempts
 		if !s.nextTry.IsZero() && s.nextTry.After(time.Now()) {
 			t := s.nextTry
@@ -860,7 +876,9 @@ func (s *supervisor) status(st *Status, red *secret.Set) {
 		st.ProtocolVersion = red.Redact(proto)
 	}
 	if sc, ok := sess.c.(*stdioConn); ok {
-		st.PID = sc.PID()
-		st.Stderr = sc.Stderr() // redacted as it was read
+		if s.sess != nil {
+			st.PID = sc.PID() // a lost server's pid is gone, or someone else's
+		}
+		st.Stderr = sc.Stderr() // redacted as it was read; a lost server's last words
 	}
 }
