@@ -82,6 +82,7 @@ type stdioConn struct {
 	waiters   atomic.Int32  // callers waiting for a response
 	calls     atomic.Int64  // requests sent so far: the reader goroutine waits for a lull
 	bgReading atomic.Bool   // the reader goroutine holds readTok to read
+	ownReads  atomic.Int64  // responses their callers read themselves (the read path at work)
 	kickable  bool          // the pipe takes deadlines (not on every OS)
 	garbage   int           // non-JSON-RPC lines seen; guarded by readTok
 
@@ -255,6 +256,9 @@ func (c *stdioConn) SendRequest(ctx context.Context, req transport.JSONRPCReques
 		case take <- struct{}{}:
 			resp, err := c.readOwn(ctx, ch)
 			<-c.readTok
+			if resp != nil {
+				c.ownReads.Add(1)
+			}
 			if resp != nil || err != nil {
 				if err != nil {
 					forget()

@@ -572,3 +572,25 @@ func TestLineReaderResumes(t *testing.T) {
 		t.Fatalf("lines %q, want %q", got, want)
 	}
 }
+
+// The read path (RFC 0003): a caller that waits for its response reads it
+// itself, instead of being handed it by the reader goroutine. Where the pipe
+// takes no read deadline (Windows), the reader goroutine reads everything.
+func TestStdioConnCallerReadsItsOwnResponse(t *testing.T) {
+	t.Parallel()
+	c := startScript(t, `while IFS= read -r l; do id=${l#*\"id\":}; id=${id%%,*}; printf '{"jsonrpc":"2.0","id":%s,"result":{}}\n' "$id"; done`)
+	if !c.kickable {
+		t.Skip("this system's pipes take no read deadline: the reader goroutine reads everything")
+	}
+	const calls = 200
+	for i := range calls {
+		if _, err := c.SendRequest(context.Background(), request(int64(i), "m")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A response that arrives while the reader goroutine still holds the
+	// right to read is handed over; nearly all are read by their callers.
+	if own := c.ownReads.Load(); own < calls/2 {
+		t.Fatalf("%d of %d responses read by their callers", own, calls)
+	}
+}
