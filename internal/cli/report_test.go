@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/internal/hosttest"
+)
+
+// shaky is a test plugin that is ready, then goes reconnecting when its
+// config says so (its server went away).
+type shaky struct {
+	Lost bool `yaml:"lost"`
+	Fail bool `yaml:"fail"`
+}
+
+func (p *shaky) Apply(ctx *host.Context) error {
+	if p.Fail {
+		return errors.New("the server could not start")
+	}
+	if p.Lost {
+		return ctx.Go("lose", func(context.Context) { ctx.Reconnecting(errors.New("the server went away")) })
+	}
+	return nil
+}
+
+func init() {
+	host.Register(host.Kind{Name: "cli-test-shaky", New: func() host.Plugin { return &shaky{} }})
+}
+
+// The exit decision of tools and status (DESIGN §13): an entry that is
+// reconnecting, or failed, makes it 1; call ignores one that reconnects
+// (it cares about its own tool); an entry that serves is no problem.
+func TestReportProblems(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name             string
+		config           string
+		state            host.State
+		ignoreReconnects bool
+		bad              bool
+		says             string
+	}{
+		{"ready", "{}", host.Ready, false, false, ""},
+		{"reconnecting", "{lost: true}", host.Reconnecting, false, true, `entry "a" is reconnecting: `},
+		{"reconnecting, for call", "{lost: true}", host.Reconnecting, true, false, ""},
+		{"failed", "{fail: true}", host.Failed, true, true, `entry "a" failed: `},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := hosttest.New(t, 5*time.Second)
+			if err := h.Load("- id: a\n  name: cli-test-shaky\n  config: " + tc.config + "\n"); err != nil {
+				t.Fatal(err)
+			}
+			h.WaitState("a", tc.state, 10*time.Second)
+			var stderr strings.Builder
+			hs := &harness{o: &options{logFormat: "text"}, env: Env{Stderr: &stderr}, host: h.H, tools: h.Tools}
+			if bad := hs.report(false, tc.ignoreReconnects); bad != tc.bad {
+				t.Fatalf("report = %v, want %v; stderr:\n%s", bad, tc.bad, stderr.String())
+			}
+			if tc.says == "" && stderr.Len() > 0 || !strings.Contains(stderr.String(), tc.says) {
+				t.Fatalf("stderr %q, want %q", stderr.String(), tc.says)
+			}
+		})
+	}
+}
