@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/internal/safe"
@@ -25,6 +26,7 @@ type reporter struct {
 	drawn  bool // a live line is on screen
 	loaded bool // the first load was seen
 	tools  map[string]bool
+	since  time.Time // events before this were summed up by the live line
 
 	stopOnce sync.Once
 }
@@ -67,6 +69,16 @@ func (r *reporter) eventsFollow() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.clear()
+	if r.live {
+		// What happened until now is the start, which the live line
+		// summed up (and the caller reports what went wrong): events and
+		// tool changes still on their way from before are not news.
+		r.since = time.Now()
+		r.tools = map[string]bool{}
+		for _, n := range r.hs.tools.Names() {
+			r.tools[n] = true
+		}
+	}
 	r.live, r.plain = false, true
 }
 
@@ -97,6 +109,9 @@ func (r *reporter) event(ev host.Event) {
 		return
 	}
 	if r.plain {
+		if ev.Time.Before(r.since) {
+			return
+		}
 		if line := r.describe(ev); line != "" {
 			r.clear()
 			r.hs.note("info", safe.Text(line))

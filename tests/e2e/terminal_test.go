@@ -353,6 +353,16 @@ func TestTerminalStartupFailureOnALineOfItsOwn(t *testing.T) {
 	if failed == 0 {
 		t.Errorf("the start-up failure is not on the screen\n%s", s.scr)
 	}
+	// The start is summed up before the first prompt: no event of it comes
+	// after (by the time a command has answered, one would have).
+	s.keys("/tools" + keyEnter)
+	v = s.waitLines("mcp__fx__echo  Echo a message back.", 1)
+	for _, l := range v.lines {
+		if strings.Contains(l, "fx ready") || strings.Contains(l, "tools added") || strings.Contains(l, "fx starting") {
+			t.Errorf("a start-up event came after the first prompt: %q\n%s", l, s.scr)
+		}
+	}
+	s.prompt("")
 	s.keys(ctrlD)
 	if code := s.waitExit(); code != 0 {
 		t.Fatalf("Ctrl-D: exit code %d\n%s", code, s.scr)
