@@ -46,6 +46,22 @@ func (hx *harness) waitPID(name string, old int) int {
 	return pid
 }
 
+// downServer runs entry a (serverName srv, tools echo and pid) with cfg,
+// then takes its server down for good: a marker makes every later start
+// exit at once (status 4), and the running one is killed. It returns the
+// server arguments, for an edit that keeps them.
+func (hx *harness) downServer(cfg map[string]any) []string {
+	hx.t.Helper()
+	marker := filepath.Join(hx.Dir, "down")
+	args := []string{"--only", "echo,pid", "--exit-if-exists", marker}
+	hx.mustLoad(yml(hx.stdio("a", "srv", cfg, args...)))
+	if err := os.WriteFile(marker, nil, 0o644); err != nil {
+		hx.t.Fatal(err)
+	}
+	kill(hx.pid("a"))
+	return args
+}
+
 // A stdio server that dies mid-call: the call that was sent fails, and is
 // never sent twice; the entry reconnects with its tools registered all
 // along; a call made during the outage waits and succeeds once the server is
@@ -92,13 +108,7 @@ func TestReconnectStdioKilledMidCall(t *testing.T) {
 func TestReconnectCallTimesOutNamingTheOutage(t *testing.T) {
 	t.Parallel()
 	hx := newHarness(t)
-	marker := filepath.Join(hx.Dir, "down")
-	cfg := map[string]any{"toolCallTimeoutMs": 300, "reconnect": map[string]any{"initialDelayMs": 20, "maxDelayMs": 20, "maxAttempts": 1000}}
-	hx.mustLoad(yml(hx.stdio("a", "srv", cfg, "--only", "echo,pid", "--exit-if-exists", marker)))
-	if err := os.WriteFile(marker, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	kill(hx.pid("a"))
+	hx.downServer(map[string]any{"toolCallTimeoutMs": 300, "reconnect": map[string]any{"initialDelayMs": 20, "maxDelayMs": 20, "maxAttempts": 1000}})
 	hx.waitState("a", host.Reconnecting)
 	res := hx.Call("mcp__srv__echo", `{"message":"x"}`)
 	if !res.IsError || !strings.HasPrefix(res.Text, "Error: server srv is reconnecting (attempt ") || !strings.Contains(res.Text, "/1000): ") {
@@ -112,12 +122,7 @@ func TestReconnectCallTimesOutNamingTheOutage(t *testing.T) {
 func TestReconnectGivesUp(t *testing.T) {
 	t.Parallel()
 	hx := newHarness(t)
-	marker := filepath.Join(hx.Dir, "crash-from-now-on")
-	hx.mustLoad(yml(hx.stdio("a", "srv", fast(3), "--only", "echo,pid", "--exit-if-exists", marker)))
-	if err := os.WriteFile(marker, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	kill(hx.pid("a"))
+	hx.downServer(fast(3))
 	e := hx.waitState("a", host.Failed)
 	for _, want := range []string{"gave up reconnecting after 3 attempts", "exited with status 4", "--exit-if-exists"} {
 		if !strings.Contains(e.Error, want) {
@@ -137,13 +142,7 @@ func TestReconnectGivesUp(t *testing.T) {
 func TestReconnectStatus(t *testing.T) {
 	t.Parallel()
 	hx := newHarness(t)
-	marker := filepath.Join(hx.Dir, "down")
-	cfg := map[string]any{"reconnect": map[string]any{"initialDelayMs": 50, "maxDelayMs": 50, "maxAttempts": 1000}}
-	hx.mustLoad(yml(hx.stdio("a", "srv", cfg, "--only", "echo,pid", "--exit-if-exists", marker)))
-	if err := os.WriteFile(marker, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	kill(hx.pid("a"))
+	hx.downServer(map[string]any{"reconnect": map[string]any{"initialDelayMs": 50, "maxDelayMs": 50, "maxAttempts": 1000}})
 	hx.WaitEntry("a", waitTimeout, "a failed attempt", func(e host.EntryStatus) bool {
 		st, _ := e.Details.(*Status)
 		return e.State == host.Reconnecting && st != nil && st.Attempt >= 2
@@ -159,7 +158,7 @@ func TestReconnectStatus(t *testing.T) {
 		t.Fatalf("status lines:\n%s", lines)
 	}
 	// The server can start again: the next attempt succeeds.
-	if err := os.Remove(marker); err != nil {
+	if err := os.Remove(filepath.Join(hx.Dir, "down")); err != nil {
 		t.Fatal(err)
 	}
 	hx.waitState("a", host.Ready)
@@ -221,17 +220,10 @@ func TestReconnectCrashLoopGivesUp(t *testing.T) {
 func TestReconnectTurnedOffDuringAnOutage(t *testing.T) {
 	t.Parallel()
 	hx := newHarness(t)
-	marker := filepath.Join(hx.Dir, "down")
-	on := map[string]any{"reconnect": map[string]any{"initialDelayMs": 20, "maxDelayMs": 20, "maxAttempts": 100000}}
-	hx.mustLoad(yml(hx.stdio("a", "srv", on, "--only", "echo,pid", "--exit-if-exists", marker)))
-	if err := os.WriteFile(marker, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	pid := hx.pid("a")
-	kill(pid)
+	args := hx.downServer(map[string]any{"reconnect": map[string]any{"initialDelayMs": 20, "maxDelayMs": 20, "maxAttempts": 100000}})
 	hx.waitState("a", host.Reconnecting)
 	off := map[string]any{"reconnect": map[string]any{"enabled": false, "initialDelayMs": 20, "maxDelayMs": 20, "maxAttempts": 100000}}
-	hx.mustLoad(yml(hx.stdio("a", "srv", off, "--only", "echo,pid", "--exit-if-exists", marker)))
+	hx.mustLoad(yml(hx.stdio("a", "srv", off, args...)))
 	e := hx.waitState("a", host.Failed)
 	if !strings.Contains(e.Error, "reconnecting was turned off") {
 		t.Fatalf("failure %q", e.Error)
