@@ -37,7 +37,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
+
+	"github.com/harness-go/harness/internal/safe"
 )
 
 // MinLen is the length, in bytes, below which a value is not treated as a
@@ -259,11 +260,7 @@ func (s *Set) Clip(text string, max int) string {
 	if max <= 0 || len(text) <= max {
 		return text
 	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(text[cut]) {
-		cut--
-	}
-	return text[:cut] + "…"
+	return safe.Cut(text, max) + "…"
 }
 
 // Err returns err with its message redacted; errors.Is and errors.As still

@@ -72,3 +72,17 @@ func escape(s string, keepLayout bool) string {
 func isBidi(r rune) bool {
 	return r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
 }
+
+// Cut returns the longest prefix of s of at most max bytes that ends at a
+// character boundary (max <= 0: s whole). Callers say themselves that text
+// was cut.
+func Cut(s string, max int) string {
+	if max <= 0 || len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}

@@ -27,3 +27,23 @@ func TestEscaping(t *testing.T) {
 		}
 	}
 }
+
+func TestCut(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		max  int
+		want string
+	}{
+		{"hello", 0, "hello"},
+		{"hello", 10, "hello"},
+		{"hello", 5, "hello"},
+		{"hello", 3, "hel"},
+		{"héllo", 2, "h"}, // é is two bytes: not cut in half
+		{"héllo", 3, "hé"},
+		{"€", 2, ""},
+	} {
+		if got := safe.Cut(tc.s, tc.max); got != tc.want {
+			t.Errorf("Cut(%q, %d) = %q, want %q", tc.s, tc.max, got, tc.want)
+		}
+	}
+}

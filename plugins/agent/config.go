@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"path"
 	"strings"
 	"time"
 
 	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/plugins/tools"
 )
 
 // Defaults of the configuration (DESIGN §11, §16.11, §16.14).
@@ -144,7 +144,7 @@ func (c *Config) Validate() error {
 		patterns []string
 	}{{"enabledTools", c.EnabledTools}, {"disabledTools", c.DisabledTools}} {
 		for i, pat := range list.patterns {
-			if _, err := path.Match(pat, ""); err != nil || pat == "" {
+			if !tools.ValidPattern(pat) {
 				bad(fmt.Sprintf("%s[%d]", list.field, i), "%q is not a valid pattern (* and ? wildcards)", pat)
 			}
 		}
@@ -166,22 +166,10 @@ func (c *Config) NeedsKey() bool {
 // exposes reports whether the agent sends the tool with this public name to
 // the model: it matches enabledTools (when set) and no disabledTools.
 func (c *Config) exposes(name string) bool {
-	if len(c.EnabledTools) > 0 && !matchAny(c.EnabledTools, name) {
-		return false
-	}
-	return !matchAny(c.DisabledTools, name)
+	return tools.Selected(c.EnabledTools, c.DisabledTools, name)
 }
 
 func (c *Config) filtered() bool { return len(c.EnabledTools)+len(c.DisabledTools) > 0 }
-
-func matchAny(patterns []string, name string) bool {
-	for _, p := range patterns {
-		if ok, _ := path.Match(p, name); ok {
-			return true
-		}
-	}
-	return false
-}
 
 func (c *Config) requestTimeout() time.Duration {
 	return time.Duration(c.RequestTimeoutMs) * time.Millisecond

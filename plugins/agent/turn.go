@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
 
+	"github.com/harness-go/harness/internal/safe"
 	"github.com/harness-go/harness/plugins/tools"
 )
 
@@ -256,10 +256,7 @@ func normalizeArgs(s string) (json.RawMessage, error) {
 		}
 		return json.RawMessage("{}"), err
 	}
-	if b[0] != '{' {
-		return json.RawMessage("{}"), nil
-	}
-	return b, nil
+	return tools.ObjectArgs(b), nil
 }
 
 // budget cuts a result longer than toolResultBytes, at a character
@@ -269,9 +266,6 @@ func (a *Agent) budget(text string) string {
 	if len(text) <= max {
 		return text
 	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(text[cut]) {
-		cut--
-	}
-	return text[:cut] + fmt.Sprintf("\n[the agent cut this result to %d of its %d bytes (toolResultBytes)]", cut, len(text))
+	cut := safe.Cut(text, max)
+	return cut + fmt.Sprintf("\n[the agent cut this result to %d of its %d bytes (toolResultBytes)]", len(cut), len(text))
 }

@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"path"
 	"regexp"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/plugins/tools"
 )
 
 // Transports.
@@ -202,7 +202,7 @@ func (c *Config) Validate() error {
 		patterns []string
 	}{{"enabledTools", c.EnabledTools}, {"disabledTools", c.DisabledTools}} {
 		for i, pat := range f.patterns {
-			if _, err := path.Match(pat, ""); err != nil || pat == "" {
+			if !tools.ValidPattern(pat) {
 				bad(fmt.Sprintf("%s[%d]", f.key, i), "%q is not a valid name pattern (* and ? wildcards, [a-z] classes)", pat)
 			}
 		}
@@ -230,15 +230,7 @@ func (c *Config) Validate() error {
 
 // exposes reports whether the filters let the tool with this raw name through.
 func (c *Config) exposes(raw string) bool {
-	match := func(patterns []string) bool {
-		for _, p := range patterns {
-			if ok, _ := path.Match(p, raw); ok {
-				return true
-			}
-		}
-		return false
-	}
-	return (len(c.EnabledTools) == 0 || match(c.EnabledTools)) && !match(c.DisabledTools)
+	return tools.Selected(c.EnabledTools, c.DisabledTools, raw)
 }
 
 // Unique reports the value that must be unique among enabled entries.

@@ -80,13 +80,3 @@ func mapResult(raw json.RawMessage, rawName string) (mapped, error) {
 	}
 	return out, nil
 }
-
-// objectArgs returns args when it is a JSON object, and {} otherwise (the
-// seeds: arguments that parse but are not an object are sent as {}).
-func objectArgs(args json.RawMessage) json.RawMessage {
-	trimmed := bytes.TrimSpace(args)
-	if len(trimmed) > 0 && trimmed[0] == '{' && json.Valid(trimmed) {
-		return trimmed
-	}
-	return json.RawMessage("{}")
-}

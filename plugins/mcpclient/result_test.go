@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/harness-go/harness/plugins/tools"
 )
 
 func TestMapResult(t *testing.T) {
@@ -107,8 +109,8 @@ func TestObjectArgs(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := string(objectArgs(json.RawMessage(tc.in))); got != tc.want {
-				t.Fatalf("objectArgs(%q) = %q, want %q", tc.in, got, tc.want)
+			if got := string(tools.ObjectArgs(json.RawMessage(tc.in))); got != tc.want {
+				t.Fatalf("tools.ObjectArgs(%q) = %q, want %q", tc.in, got, tc.want)
 			}
 		})
 	}
@@ -154,9 +156,9 @@ func FuzzMapResult(f *testing.F) {
 		if ferr != nil || fast.Text != m.Text || fast.IsError != m.IsError || len(fast.Discarded) != len(m.Discarded) {
 			t.Fatalf("mapTextResult = %+v, %v; mapResult = %+v", fast, ferr, m)
 		}
-		args := objectArgs(raw)
+		args := tools.ObjectArgs(raw)
 		if !json.Valid(args) || args[0] != '{' {
-			t.Fatalf("objectArgs(%q) = %q is not an object", raw, args)
+			t.Fatalf("tools.ObjectArgs(%q) = %q is not an object", raw, args)
 		}
 	})
 }

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/host/secret"
@@ -753,7 +752,7 @@ func (s *supervisor) executor(raw string) tools.Executor {
 			owner, sess, leave, err := s.session(cctx)
 			if err == nil {
 				var res json.RawMessage
-				res, err = sess.callTool(cctx, raw, objectArgs(args))
+				res, err = sess.callTool(cctx, raw, tools.ObjectArgs(args))
 				leave()
 				if err == nil {
 					return owner.result(res, raw)
@@ -809,11 +808,8 @@ func budget(text string, max int) string {
 	if max <= 0 || len(text) <= max {
 		return text
 	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(text[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s\n[result truncated: %d of %d bytes shown (maxResultBytes)]", text[:cut], cut, len(text))
+	cut := safe.Cut(text, max)
+	return fmt.Sprintf("%s\n[result truncated: %d of %d bytes shown (maxResultBytes)]", cut, len(cut), len(text))
 }
 
 // mapTextResult is [mapResult] with a fast path for the usual result, text

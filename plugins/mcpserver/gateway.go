@@ -406,11 +406,7 @@ func (g *Gateway) callHandler(name string) server.ToolHandlerFunc {
 
 // arguments returns a call's arguments as raw JSON, {} when there are none.
 func arguments(req mcp.CallToolRequest) json.RawMessage {
-	raw := bytes.TrimSpace(req.Params.RawArguments)
-	if len(raw) == 0 || raw[0] != '{' {
-		return json.RawMessage("{}")
-	}
-	return raw
+	return tools.ObjectArgs(req.Params.RawArguments)
 }
 
 // toResult turns what the registry answered into the MCP result: the

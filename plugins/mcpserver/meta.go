@@ -8,6 +8,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/harness-go/harness/plugins/tools"
 )
 
 // The tools of mode meta. Their names, descriptions and schemas never
@@ -138,10 +140,7 @@ func (g *Gateway) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	if err := json.Unmarshal(arguments(req), &in); err != nil || in.Name == "" {
 		return errorResult("call_tool: give the tool's name and its arguments: {\"name\": \"…\", \"arguments\": {…}}"), nil
 	}
-	args := json.RawMessage(strings.TrimSpace(string(in.Arguments)))
-	if len(args) == 0 || args[0] != '{' {
-		args = json.RawMessage("{}")
-	}
+	args := tools.ObjectArgs(in.Arguments)
 	g.waitRegistered(ctx, in.Name)
 	if _, ok := g.reg.Lookup(in.Name); !ok {
 		return errorResult("unknown tool %q: search_tools lists the tools the harness has now", in.Name), nil
