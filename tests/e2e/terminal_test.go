@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"github.com/harness-go/harness/internal/proctest"
 )
 
 // ttySession is `harness run` on a pseudo-terminal: stdin, stdout and
@@ -279,8 +281,8 @@ func TestTerminalOutputAboveThePrompt(t *testing.T) {
 func TestTerminalCtrlC(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	log := filepath.Join(dir, "fixture.log")
-	writeConfig(t, dir, fixtureEntry("fx", "fx", "--only", "echo,sleep", "--log", log))
+	msgLog, received := proctest.Fifo(t, dir, "fx.log", 1<<20)
+	writeConfig(t, dir, fixtureEntry("fx", "fx", "--only", "echo,sleep", "--log", msgLog))
 	s := startTTY(t, runConfig{dir: dir, env: []string{"XDG_STATE_HOME=" + t.TempDir()}})
 
 	s.prompt("")
@@ -294,7 +296,9 @@ func TestTerminalCtrlC(t *testing.T) {
 	// The terminal is back in its normal mode once the call is sent, so
 	// Ctrl-C is a signal again. Only the server's log tells when it
 	// arrived.
-	waitFile(t, log, `"method":"tools/call"`)
+	if _, ok := received.Find(0, waitTimeout, containsAll(`"method":"tools/call"`)); !ok {
+		t.Fatalf("the call never reached the server; it received:\n%s\n%s", received.Text(), s.scr)
+	}
 	s.keys(ctrlC)
 	s.waitLines("call cancelled", 1)
 	s.scr.waitFor(t, "the cancelled call's error", func(v view) bool {
@@ -311,23 +315,6 @@ func TestTerminalCtrlC(t *testing.T) {
 	s.keys(ctrlC)
 	if code := s.waitExit(); code != 0 {
 		t.Fatalf("Ctrl-C twice: exit code %d\n%s", code, s.scr)
-	}
-}
-
-// waitFile waits until the file at path holds text. The file is written by
-// another process: only looking can tell.
-func waitFile(t *testing.T, path, text string) {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		b, _ := os.ReadFile(path)
-		if strings.Contains(string(b), text) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never held %q:\n%s", path, text, b)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
