@@ -318,7 +318,12 @@ func (h *Host) load(f *File) (*Plan, error) {
 		}
 	}
 
-	// Every disposal finishes before any apply starts.
+	// Every disposal finishes before any apply starts: that of a successor
+	// still starting for an entry replaced again too (it never served, and
+	// may hold a value an entry of the new file claims).
+	for id := range replace {
+		h.dropNext(h.entries[id])
+	}
 	var stops []stopping
 	for _, id := range stopIDs {
 		if e := h.entries[id]; e != nil {
@@ -432,13 +437,18 @@ func (h *Host) canReplace(e *entry, decoded map[string]decodedEntry) bool {
 // replace starts a successor of e beside the instance that serves (rule
 // 10). A successor already starting never served: it goes first.
 func (h *Host) replace(e *entry) {
+	h.dropNext(e)
+	h.apply(e, e.inst)
+}
+
+// dropNext disposes the successor of e that is still starting, if any.
+func (h *Host) dropNext(e *entry) {
 	if prev := e.next; prev != nil {
 		h.disposeNow(prev, nil)
 		h.mu.Lock()
 		e.next = nil
 		h.mu.Unlock()
 	}
-	h.apply(e, e.inst)
 }
 
 // Restart re-creates an entry's instance, re-reading the environment its

@@ -88,6 +88,9 @@ func (r *relay) Apply(ctx *host.Context) error {
 	if _, err := ctx.Defer("record", func(context.Context) error { rec.add("%s dispose %s", id, label); return nil }); err != nil {
 		return err
 	}
+	if err := reserve(ctx, r.Reserve); err != nil {
+		return err
+	}
 	for _, n := range r.Tools {
 		r.staged = append(r.staged, tools.Tool{Name: n, Execute: func(context.Context, json.RawMessage) (tools.Result, error) {
 			return tools.Result{Text: label}, nil
@@ -320,6 +323,17 @@ func TestMakeBeforeBreak(t *testing.T) {
 				wantState("a", host.Ready, false, ""), wantState("b", host.Ready, false, ""), calls("t_a", "v2"),
 			},
 			want: []string{"a apply v1", "a dispose v1", "a apply v2", "b apply b1"},
+		},
+		{
+			name: "a successor still starting whose value moves to another entry: it goes before anything applies",
+			steps: []step{
+				load(relayEntry("a", "v1", ", reserve: x")), wantState("a", host.Ready, false, ""),
+				load(relayEntry("a", "v2", ", reserve: y, async: true")), wantState("a", host.Ready, true, ""),
+				load(relayEntry("b", "b1", ", reserve: y") + relayEntry("a", "v3", ", reserve: z, async: true")),
+				wantState("b", host.Ready, false, ""),
+				open("a/v3", nil), wantState("a", host.Ready, false, ""), calls("t_a", "v3"), waitFor("a dispose v1"),
+			},
+			want: []string{"a apply v1", "a apply v2 after v1", "a dispose v2", "b apply b1", "a apply v3 after v1", "a takeover v3 from v1", "a drain v1", "a dispose v1"},
 		},
 		{
 			name: "live keys only: the running instance is reconfigured, not re-created",

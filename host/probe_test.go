@@ -180,6 +180,29 @@ func (c *sharedCloser) Close() error {
 	return nil
 }
 
+// reserve holds value for the instance until it is disposed, as mcp-client
+// holds its serverName: a second holder fails to apply.
+func reserve(ctx *host.Context, value string) error {
+	if value == "" {
+		return nil
+	}
+	res := ctx.Shared(reservationsKey{}, func() any { return &reservations{owner: map[string]string{}} }).(*reservations)
+	res.mu.Lock()
+	if o, taken := res.owner[value]; taken {
+		res.mu.Unlock()
+		return fmt.Errorf("%q is already reserved by %s", value, o)
+	}
+	res.owner[value] = ctx.ID()
+	res.mu.Unlock()
+	_, err := ctx.Defer("release", func(context.Context) error {
+		res.mu.Lock()
+		delete(res.owner, value)
+		res.mu.Unlock()
+		return nil
+	})
+	return err
+}
+
 func (p *probe) Apply(ctx *host.Context) error {
 	rec, err := host.Use[*recorder](ctx, recorderService)
 	if err != nil {
@@ -201,23 +224,8 @@ func (p *probe) Apply(ctx *host.Context) error {
 			return err
 		}
 	}
-	if p.Reserve != "" {
-		res := ctx.Shared(reservationsKey{}, func() any { return &reservations{owner: map[string]string{}} }).(*reservations)
-		res.mu.Lock()
-		if o, taken := res.owner[p.Reserve]; taken {
-			res.mu.Unlock()
-			return fmt.Errorf("%q is already reserved by %s", p.Reserve, o)
-		}
-		res.owner[p.Reserve] = id
-		res.mu.Unlock()
-		if _, err := ctx.Defer("release", func(context.Context) error {
-			res.mu.Lock()
-			delete(res.owner, p.Reserve)
-			res.mu.Unlock()
-			return nil
-		}); err != nil {
-			return err
-		}
+	if err := reserve(ctx, p.Reserve); err != nil {
+		return err
 	}
 	if p.Closer != "" {
 		ctx.Shared(closerKey(p.Closer), func() any { return &sharedCloser{rec: rec, name: p.Closer} })
