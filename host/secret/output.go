@@ -25,7 +25,7 @@ type handler struct {
 func (h *handler) Enabled(ctx context.Context, l slog.Level) bool { return h.next.Enabled(ctx, l) }
 
 func (h *handler) Handle(ctx context.Context, r slog.Record) error {
-	if h.set.Len() == 0 {
+	if h.set.empty() {
 		return h.next.Handle(ctx, r)
 	}
 	out := slog.NewRecord(r.Time, r.Level, h.set.Redact(r.Message), r.PC)
@@ -67,9 +67,6 @@ func (h *handler) attr(a slog.Attr) slog.Attr {
 		if s := v.String(); h.set.Contains(s) {
 			return slog.String(a.Key, h.set.Redact(s))
 		}
-		if err, ok := v.Any().(error); ok {
-			return slog.Any(a.Key, h.set.Err(err))
-		}
 	}
 	return slog.Attr{Key: a.Key, Value: v}
 }
@@ -87,10 +84,12 @@ type writer struct {
 }
 
 func (w *writer) Write(p []byte) (int, error) {
-	if !w.set.Contains(string(p)) {
+	text := string(p)
+	red := w.set.Redact(text)
+	if red == text {
 		return w.w.Write(p)
 	}
-	if _, err := io.WriteString(w.w, w.set.Redact(string(p))); err != nil {
+	if _, err := io.WriteString(w.w, red); err != nil {
 		return 0, err
 	}
 	return len(p), nil

@@ -53,13 +53,21 @@ const Mask = "<redacted>"
 type Set struct {
 	mu     sync.Mutex
 	values map[string]bool // the qualifying values added
-	forms  atomic.Pointer[[]string]
+	forms  atomic.Pointer[spellings]
+}
+
+// spellings are every form of every secret, longest first, and one
+// replacer over them: a text is scanned once, whatever the number of
+// secrets, and at each position the longest spelling wins.
+type spellings struct {
+	forms []string
+	rep   *strings.Replacer
 }
 
 // New returns an empty set.
 func New() *Set {
 	s := &Set{values: map[string]bool{}}
-	s.forms.Store(&[]string{})
+	s.forms.Store(&spellings{rep: strings.NewReplacer()})
 	return s
 }
 
@@ -115,7 +123,7 @@ func (s *Set) Add(values ...string) {
 	if len(fresh) == 0 {
 		return
 	}
-	old := *s.forms.Load()
+	old := s.forms.Load().forms
 	seen := make(map[string]bool, len(old)+4*len(fresh))
 	forms := make([]string, 0, len(old)+4*len(fresh))
 	for _, f := range old {
@@ -132,7 +140,11 @@ func (s *Set) Add(values ...string) {
 	}
 	// Longest first, so a value is hidden before a part of it.
 	sort.SliceStable(forms, func(i, j int) bool { return len(forms[i]) > len(forms[j]) })
-	s.forms.Store(&forms)
+	pairs := make([]string, 0, 2*len(forms))
+	for _, f := range forms {
+		pairs = append(pairs, f, Mask)
+	}
+	s.forms.Store(&spellings{forms: forms, rep: strings.NewReplacer(pairs...)})
 }
 
 // formsOf returns the spellings of v that text may hold (rule 2).
@@ -218,7 +230,7 @@ func (s *Set) MaxLen() int {
 	if s == nil {
 		return 0
 	}
-	forms := *s.forms.Load()
+	forms := s.forms.Load().forms
 	if len(forms) == 0 {
 		return 0
 	}
@@ -228,28 +240,19 @@ func (s *Set) MaxLen() int {
 // Redact returns text with every secret replaced by [Mask]. A nil set
 // redacts nothing.
 func (s *Set) Redact(text string) string {
-	if s == nil || len(text) < MinLen {
+	if s.empty() || len(text) < MinLen {
 		return text
 	}
-	for _, f := range *s.forms.Load() {
-		if len(f) <= len(text) && strings.Contains(text, f) {
-			text = strings.ReplaceAll(text, f, Mask)
-		}
-	}
-	return text
+	return s.forms.Load().rep.Replace(text)
 }
+
+// empty reports whether the set holds nothing (a nil set does not); it
+// takes no lock, for the paths every log record and every write take.
+func (s *Set) empty() bool { return s == nil || len(s.forms.Load().forms) == 0 }
 
 // Contains reports whether text holds a secret.
 func (s *Set) Contains(text string) bool {
-	if s == nil || len(text) < MinLen {
-		return false
-	}
-	for _, f := range *s.forms.Load() {
-		if strings.Contains(text, f) {
-			return true
-		}
-	}
-	return false
+	return s.Redact(text) != text
 }
 
 // Clip redacts text, then cuts it to at most max bytes at a UTF-8 boundary,
