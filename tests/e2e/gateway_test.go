@@ -493,6 +493,9 @@ func TestGatewayKindUnderRun(t *testing.T) {
 		t.Fatalf("echo: %s", got)
 	}
 	s.send("/quit\n")
+	if code := s.waitExit(); code != 0 {
+		t.Fatalf("/quit: exit code %d\n%s", code, s.dump())
+	}
 }
 
 // One-shot commands (status, tools) ignore mcp-server entries: they must not
