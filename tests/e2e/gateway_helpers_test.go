@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/harness-go/harness/internal/npmtest"
+	"github.com/harness-go/harness/internal/proctest"
+	"github.com/mark3labs/mcp-go/client/transport"
 )
 
 // tsClient drives testdata/tsclient.mjs: the TypeScript SDK's client, one
@@ -169,6 +171,36 @@ func serveHTTP(t *testing.T, rc runConfig, args ...string) *serving {
 		t.Fatalf("harness serve --http did not listen\n%s", s.dump())
 	}
 	return &serving{url: strings.TrimPrefix(s.out.Slice(i, i+1)[0], "listening "), stderr: s.err, cmd: s.cmd}
+}
+
+// stdioServe is an mcp-go stdio transport that starts `harness serve
+// args…` itself. The harness's stderr is read line by line; at cleanup
+// (after the test's own defers have closed the client) it is checked for
+// data races and given to the sweep, as startSession does.
+func stdioServe(t *testing.T, args ...string) *transport.Stdio {
+	t.Helper()
+	stderrR, stderrW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := proctest.ReadLines(stderrR, 0)
+	args = append([]string{"serve"}, args...)
+	t.Cleanup(func() {
+		stderrW.Close() // the test's copy: the pipe ends once no process holds it
+		if !stderr.WaitClosed(waitTimeout) {
+			t.Errorf("`harness %s` is gone but its stderr stayed open (a leaked process holds it)\n%s", strings.Join(args, " "), stderr.Text())
+		}
+		stderrR.Close()
+		checkNoRace(t, stderr.Text())
+		printed.Output(fmt.Sprintf("the stdio gateway `harness %s` of %s", strings.Join(args, " "), t.Name()), stderr.Text())
+	})
+	return transport.NewStdioWithOptions(harnessBin, environ(nil, nil), args,
+		transport.WithCommandFunc(func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
+			cmd := exec.CommandContext(ctx, command, args...)
+			cmd.Env = env
+			cmd.Stderr = stderrW
+			return cmd, nil
+		}))
 }
 
 // processesMentioning returns the pids of running processes whose command

@@ -233,7 +233,7 @@ func TestGatewayMcpGoClient(t *testing.T) {
 				}
 				tr = h
 			} else {
-				tr = transport.NewStdioWithOptions(harnessBin, environ(nil, nil), []string{"serve", "-c", file})
+				tr = stdioServe(t, "-c", file)
 			}
 			var opts []client.ClientOption
 			if tc.legacy {
