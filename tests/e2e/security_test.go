@@ -105,7 +105,6 @@ func TestSecretsNeverPrinted(t *testing.T) {
 	s := startSession(t, rc, "--log-level", "debug")
 	s.do("/status")
 	s.do("/tools")
-	s.do("/tools")
 	mark := s.mark()
 	s.do("/restart fx")
 	s.waitErr(mark, `"fx ready"`, hasPrefix("harness: fx ready"))
