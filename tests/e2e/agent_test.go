@@ -145,7 +145,14 @@ func TestAskInterrupted(t *testing.T) {
 			t.Fatalf("exit %d, want 130\n%s", code, s.dump())
 		}
 		req := srv.Wait(1, waitTimeout)
-		<-req.Done()
+		if req == nil {
+			t.Fatal("the model's server saw no request")
+		}
+		select {
+		case <-req.Done():
+		case <-time.After(waitTimeout):
+			t.Fatalf("the model's request did not end within %s of the harness's exit", waitTimeout)
+		}
 		if !req.Cancelled() {
 			t.Fatal("the model's server did not see the cancellation")
 		}
