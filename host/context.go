@@ -85,19 +85,15 @@ func (c *Context) Provide(name string, v any) error {
 		return fmt.Errorf("plugin %q does not declare that it provides %q (add it to Kind.Provides)", k.Name, name)
 	}
 	h := c.host
-	h.mu.Lock()
-	if s := h.services[name]; s != nil {
-		h.mu.Unlock()
-		if s.owner == nil {
-			return fmt.Errorf("service %q is provided by the host", name)
-		}
-		return fmt.Errorf("service %q is already provided by entry %q", name, s.owner.entry.spec.ID)
-	}
 	svc := &service{value: v, owner: c.inst}
-	h.services[name] = svc
+	h.mu.Lock()
+	err := h.claimLocked(name, svc)
 	h.mu.Unlock()
+	if err != nil {
+		return err
+	}
 	h.post(h.wakePending)
-	_, err := c.inst.fiber.Defer("withdraw service "+name, func(context.Context) error {
+	_, err = c.inst.fiber.Defer("withdraw service "+name, func(context.Context) error {
 		h.mu.Lock()
 		if h.services[name] == svc {
 			delete(h.services, name)

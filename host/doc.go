@@ -87,5 +87,5 @@
 //
 // Two hosts in one process share nothing but the table of plugin kinds.
 // Plugins keep per-host state with [Context.Shared], never in package
-// variables; the host closes what of it is an io.Closer (step 10).
+// variables; the host closes what of it is an io.Closer (step 12).
 package host

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -151,16 +150,24 @@ func ProcessEnv() jsexpr.Env {
 // the host or by an instance — is an error: a service has one provider.
 func (h *Host) Provide(name string, v any) error {
 	h.mu.Lock()
+	err := h.claimLocked(name, &service{value: v})
+	h.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	h.post(h.wakePending)
+	return nil
+}
+
+// claimLocked makes svc the provider of name, unless another provides it.
+func (h *Host) claimLocked(name string, svc *service) error {
 	if s := h.services[name]; s != nil {
-		h.mu.Unlock()
 		if s.owner != nil {
 			return fmt.Errorf("service %q is already provided by entry %q", name, s.owner.entry.spec.ID)
 		}
 		return fmt.Errorf("service %q is already provided by the host", name)
 	}
-	h.services[name] = &service{value: v}
-	h.mu.Unlock()
-	h.post(h.wakePending)
+	h.services[name] = svc
 	return nil
 }
 
@@ -386,16 +393,16 @@ func (h *Host) reconfigure(e *entry, spec *Entry) bool {
 	if e == nil || e.inst == nil || (e.state != Ready && e.state != Reconnecting && e.state != Starting) {
 		return false
 	}
+	r, problems := spec.resolve(recording(h.env, h.secrets))
+	if len(problems) > 0 {
+		return false
+	}
 	for _, inst := range []*instance{e.inst, e.next} {
 		if inst == nil || inst.plugin == nil {
 			continue
 		}
-		fresh := e.kind.New()
-		r, problems := spec.resolve(recording(h.env, h.secrets))
-		if len(problems) == 0 {
-			problems = spec.decode(r, fresh)
-		}
-		if len(problems) > 0 {
+		fresh := e.kind.New() // each instance gets a value of its own
+		if len(spec.decode(r, fresh)) > 0 {
 			return false
 		}
 		rc, ok := inst.plugin.(Reconfigurer)
@@ -616,7 +623,7 @@ func (h *Host) Snapshot() []EntryStatus {
 			st.Note = h.secrets.Redact(e.note.Error())
 		}
 		if e.err != nil {
-			st.Error = strings.TrimPrefix(e.err.Error(), fmt.Sprintf("entry %q: ", id))
+			st.Error = reason(id, e.err)
 		}
 		st.Settled = h.settledLocked(e, map[*entry]bool{})
 		p := e.last

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"sync"
 )
@@ -193,29 +194,8 @@ func KindNames() []string {
 	return out
 }
 
-func (k *Kind) injects(service string) bool {
-	for _, s := range k.Inject {
-		if s == service {
-			return true
-		}
-	}
-	return false
-}
+func (k *Kind) injects(service string) bool { return slices.Contains(k.Inject, service) }
 
-func (k *Kind) live(key string) bool {
-	for _, l := range k.Live {
-		if l == key {
-			return true
-		}
-	}
-	return false
-}
+func (k *Kind) live(key string) bool { return slices.Contains(k.Live, key) }
 
-func (k *Kind) provides(service string) bool {
-	for _, s := range k.Provides {
-		if s == service {
-			return true
-		}
-	}
-	return false
-}
+func (k *Kind) provides(service string) bool { return slices.Contains(k.Provides, service) }

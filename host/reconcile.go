@@ -23,7 +23,7 @@ type Plan struct {
 	// restart when nothing runs or the plugin refuses.
 	Update []string
 
-	Added, Changed, Updated, Removed, Enabled, Disabled, Unchanged []string
+	Added, Changed, Removed, Enabled, Disabled, Unchanged []string
 }
 
 // Reconcile compares the running entries with the desired ones. It is a pure
@@ -68,7 +68,6 @@ func Reconcile(running, desired []*Entry) *Plan {
 		case !existed:
 			p.Added = append(p.Added, n.ID)
 		case o.digest != n.digest && liveOnly(o, n):
-			p.Updated = append(p.Updated, n.ID)
 			p.Update = append(p.Update, n.ID)
 			continue
 		case o.digest != n.digest:
@@ -114,7 +113,7 @@ func reverse(s []string) {
 
 // Empty reports whether the plan changes nothing.
 func (p *Plan) Empty() bool {
-	return len(p.Added)+len(p.Changed)+len(p.Updated)+len(p.Removed)+len(p.Enabled)+len(p.Disabled) == 0
+	return len(p.Added)+len(p.Changed)+len(p.Update)+len(p.Removed)+len(p.Enabled)+len(p.Disabled) == 0
 }
 
 func (p *Plan) String() string {
@@ -125,7 +124,7 @@ func (p *Plan) String() string {
 	for _, g := range []struct {
 		verb string
 		ids  []string
-	}{{"added", p.Added}, {"restarted", p.Changed}, {"updated", p.Updated}, {"removed", p.Removed}, {"enabled", p.Enabled}, {"disabled", p.Disabled}} {
+	}{{"added", p.Added}, {"restarted", p.Changed}, {"updated", p.Update}, {"removed", p.Removed}, {"enabled", p.Enabled}, {"disabled", p.Disabled}} {
 		if len(g.ids) > 0 {
 			parts = append(parts, fmt.Sprintf("%s %s", g.verb, strings.Join(g.ids, ", ")))
 		}

@@ -8,8 +8,10 @@ import (
 
 // Handler returns a slog handler that redacts every record before h sees
 // it: the message and every attribute value (errors, strings, anything that
-// prints), in groups too. Wrapping a handler that already redacts for s
-// returns it unchanged.
+// prints), in groups too. Attributes given to With are redacted then, with
+// the secrets the set holds at that moment: give With no value that may
+// become a secret later (the host gives it ids and names). Wrapping a
+// handler that already redacts for s returns it unchanged.
 func (s *Set) Handler(h slog.Handler) slog.Handler {
 	if r, ok := h.(*handler); ok && r.set == s {
 		return h
