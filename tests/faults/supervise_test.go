@@ -175,7 +175,8 @@ func TestCrashLoopRunsOutOfAttempts(t *testing.T) {
 }
 
 // Row 12b: make before break. An edit whose new instance hangs at start
-// (it never answers initialize; startupTimeoutMs 300) never takes the old
+// (it never answers initialize; startupTimeoutMs 2000, long enough for a
+// call and a /status to fit inside it even under -race) never takes the old
 // one down: console calls keep answering from the old server, /status shows
 // its pid, the reload failure is shown in /status and in the run log, the
 // hung server is disposed of, and a good edit then takes over.
@@ -197,7 +198,7 @@ func TestNewInstanceHangingAtStartNeverTakesTheOldDown(t *testing.T) {
 	serving := fmt.Sprintf("    pid %d, phase connected", old)
 
 	from := s.err.Len()
-	writeConfig(t, dir, cordis(entry("--pidfile", hungPIDs, "--hang-on", "initialize").with("startupTimeoutMs", 300)))
+	writeConfig(t, dir, cordis(entry("--pidfile", hungPIDs, "--hang-on", "initialize").with("startupTimeoutMs", 2000)))
 	// A reload that stops the old instance first says "fx stopped" instead.
 	i := s.waitErr(from, `"fx reloading"`, either(prefix("harness: fx reloading"), prefix("harness: fx stopped"), prefix("harness: tools removed")))
 	if line := s.err.From(i)[0]; !strings.HasPrefix(line, "harness: fx reloading") {
@@ -227,11 +228,11 @@ func TestNewInstanceHangingAtStartNeverTakesTheOldDown(t *testing.T) {
 	}
 	text := strings.Join(status, "\n")
 	if status[0] != "fx  mcp-client  ready" || len(status) < 2 || !strings.HasPrefix(status[1], "    reload failed: ") ||
-		!strings.Contains(status[1], "startup timed out after 300ms") || !strings.HasSuffix(status[1], "; the previous instance is still serving") {
+		!strings.Contains(status[1], "startup timed out after 2s") || !strings.HasSuffix(status[1], "; the previous instance is still serving") {
 		t.Fatalf("/status after the failed reload:\n%s", text)
 	}
 	i = s.waitErr(from, `"reload failed" in the run log`, has("reload failed: "))
-	if line := s.err.From(i)[0]; !strings.HasPrefix(line, "harness: fx: reload failed: ") || !strings.Contains(line, "startup timed out after 300ms") ||
+	if line := s.err.From(i)[0]; !strings.HasPrefix(line, "harness: fx: reload failed: ") || !strings.Contains(line, "startup timed out after 2s") ||
 		!strings.HasSuffix(line, "; the previous instance is still serving") {
 		t.Fatalf("the run log says %q", line)
 	}
