@@ -20,8 +20,9 @@ import (
 // It returns nil (exit 0) when told to stop, whatever state entries are in.
 //
 // On a terminal the console owns the screen from the start: every line the
-// harness prints (logs, progress, events, results) goes through its writers,
-// which print above the prompt and redraw the line being typed.
+// harness prints (logs, progress, events, and results when stdout is a
+// terminal too) goes through its writers, which print above the prompt and
+// redraw the line being typed.
 func run(ctx context.Context, o *options, env Env) error {
 	term, err := openTerminal(env)
 	if err != nil {

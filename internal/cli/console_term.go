@@ -32,7 +32,7 @@ import (
 //     waits for it, and leaves the terminal as it found it.
 type terminal struct {
 	rl     *readline.Instance
-	stdout io.Writer // above the prompt when stdout is the same terminal
+	stdout io.Writer // above the prompt when stdout is a terminal too
 	stderr io.Writer // above the prompt; the caller redacts
 
 	console *console
@@ -70,9 +70,11 @@ func openTerminal(env Env) (*terminal, error) {
 		Painter:                paintMarks,
 		Stdin:                  newPasteFilter(os.Stdin),
 		// The editor draws on stderr. Instance.Stderr() is the one other
-		// writer that prints above its prompt, so its target is stdout.
+		// writer that prints above its prompt, so its target is the run's
+		// stdout (the process's, watched for a reader gone): results still
+		// go to descriptor 1.
 		Stdout: os.Stderr,
-		Stderr: os.Stdout,
+		Stderr: env.Stdout,
 	})
 	if err != nil {
 		return nil, err
@@ -106,15 +108,13 @@ func openTerminal(env Env) (*terminal, error) {
 	t.rl = rl
 	t.stderr = screenWriter{t, rl.Stdout()}
 	t.stdout = env.Stdout
-	if isTerminal(os.Stdout) && env.Stdout == io.Writer(os.Stdout) {
+	if env.StdoutTTY {
+		// stdout is a terminal too (in practice the same one): results
+		// print above the prompt like the rest. Redirected to a file or a
+		// pipe, it is written as it is.
 		t.stdout = screenWriter{t, rl.Stderr()}
 	}
 	return t, nil
-}
-
-func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // start gives the editor the console (completion) and the history.

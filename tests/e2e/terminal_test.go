@@ -34,10 +34,20 @@ type ttySession struct {
 
 func startTTY(t *testing.T, rc runConfig, args ...string) *ttySession {
 	t.Helper()
+	return startTTYWith(t, rc, nil, args...)
+}
+
+// startTTYWith is startTTY with stdout on the file given; nil: on the
+// terminal with the others.
+func startTTYWith(t *testing.T, rc runConfig, stdout *os.File, args ...string) *ttySession {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	cmd := exec.CommandContext(ctx, harnessBin, args...)
 	cmd.Dir = rc.dir
 	cmd.Env = environ(append([]string{"TERM=xterm"}, rc.env...), rc.unset)
+	if stdout != nil {
+		cmd.Stdout = stdout
+	}
 	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 200})
 	if err != nil {
 		cancel()
@@ -81,6 +91,40 @@ func startTTY(t *testing.T, rc runConfig, args ...string) *ttySession {
 		printed.Output(fmt.Sprintf("the terminal session `harness %s` of %s", strings.Join(args, " "), t.Name()), s.scr.raw.String())
 	})
 	return s
+}
+
+// openTTY opens a second pseudo-terminal and returns its slave side, for a
+// harness's stdout, and a screen that shows what it prints there.
+func openTTY(t *testing.T) (*os.File, *screen) {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 40, Cols: 200}); err != nil {
+		t.Fatal(err)
+	}
+	scr := newScreen(200, 40, ptmx)
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		buf := make([]byte, 4096)
+		for {
+			n, err := ptmx.Read(buf)
+			scr.Write(buf[:n])
+			if err != nil {
+				scr.close()
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		tty.Close()
+		ptmx.Close()
+		<-readDone
+		printed.Output("the second terminal of "+t.Name(), scr.raw.String())
+	})
+	return tty, scr
 }
 
 // keys types text into the terminal.
@@ -315,6 +359,38 @@ func TestTerminalCtrlC(t *testing.T) {
 	s.keys(ctrlC)
 	if code := s.waitExit(); code != 0 {
 		t.Fatalf("Ctrl-C twice: exit code %d\n%s", code, s.scr)
+	}
+}
+
+// stdout on a terminal of its own, stdin and stderr on another: results go
+// to stdout's terminal (through the editor's writer, which would put them
+// above a prompt), never to the terminal of the prompt; no prompt goes to
+// stdout's.
+func TestTerminalStdoutOnATerminalOfItsOwn(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeConfig(t, dir, echoEntry)
+	tty, out := openTTY(t)
+	s := startTTYWith(t, runConfig{dir: dir, env: []string{"XDG_STATE_HOME=" + t.TempDir()}}, tty)
+
+	s.prompt("")
+	s.keys(`/call echo {"message":"to stdout"}` + keyEnter)
+	out.waitFor(t, "the result on stdout's terminal", func(v view) bool { return v.count("to stdout") == 1 })
+	s.prompt("")
+	s.keys("/help" + keyEnter)
+	out.waitFor(t, "/help on stdout's terminal", func(v view) bool { return v.count("commands:") == 1 })
+	s.prompt("")
+	if v := s.scr.view(); v.count("to stdout") > 0 || v.count("commands:") > 0 {
+		t.Errorf("a result went to the terminal of the prompt\n%s", s.scr)
+	}
+	for _, l := range out.view().lines {
+		if strings.HasPrefix(l, ">") {
+			t.Errorf("a prompt went to stdout's terminal: %q\n%s", l, out)
+		}
+	}
+	s.keys(ctrlD)
+	if code := s.waitExit(); code != 0 {
+		t.Fatalf("Ctrl-D: exit code %d\n%s", code, s.scr)
 	}
 }
 
