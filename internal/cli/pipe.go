@@ -20,7 +20,7 @@ var errBrokenPipe = errors.New("stdout was closed by its reader")
 
 // brokenPipeWatch is stdout, watched: the first write that finds the reader
 // gone cancels the run, which then shuts down as on a signal. The binary
-// asks for SIGPIPE (cmd/harness) so that such a write returns EPIPE instead
+// asks for SIGPIPE (ProcessMain) so that such a write returns EPIPE instead
 // of killing the process.
 type brokenPipeWatch struct {
 	w      io.Writer

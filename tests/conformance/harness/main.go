@@ -4,10 +4,7 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/harness-go/harness/internal/cli"
 
@@ -18,12 +15,5 @@ import (
 )
 
 func main() {
-	signals := make(chan os.Signal, 4)
-	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	os.Exit(cli.Main(context.Background(), os.Args[1:], cli.Env{
-		Stdin:   os.Stdin,
-		Stdout:  os.Stdout,
-		Stderr:  os.Stderr,
-		Signals: signals,
-	}))
+	os.Exit(cli.ProcessMain(os.Args[1:]))
 }
