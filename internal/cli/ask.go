@@ -61,8 +61,6 @@ func ask(ctx context.Context, o *options, env Env) error {
 			return nil
 		case errors.Is(err, agent.ErrCancelled):
 			code, msg = ExitInterrupted, "harness ask: cancelled"
-		case agent.IsKeyMissing(err):
-			code, msg = ExitUsage, "harness ask: "+agent.KeyHowTo(a.ID(), hs.keyVars(a.ID()))
 		default:
 			msg = "harness ask: " + safe.Text(err.Error())
 		}
@@ -85,7 +83,9 @@ func (hs *harness) agentEntries() []host.EntryStatus {
 }
 
 // pickAgent is selectAgent, then the key check: a keyless agent whose
-// endpoint needs a key is exit code 2, with how to set it.
+// endpoint needs a key is exit code 2, with how to set it. An agent it
+// returns never fails a turn for its key ([agent.ErrNoKey]): the check is
+// the same, on the same configuration.
 func (hs *harness) pickAgent(id, how string) (*agent.Agent, *exitError) {
 	a, ee := hs.selectAgent(id, how)
 	if ee == nil {
@@ -96,7 +96,7 @@ func (hs *harness) pickAgent(id, how string) (*agent.Agent, *exitError) {
 
 // keyProblem says how to give a its key when its endpoint needs one.
 func (hs *harness) keyProblem(a *agent.Agent) *exitError {
-	if c := a.Config(); c.APIKey == "" && c.NeedsKey() {
+	if c := a.Config(); c.MissingKey() {
 		return &exitError{code: ExitUsage, msg: agent.KeyHowTo(a.ID(), hs.keyVars(a.ID()))}
 	}
 	return nil

@@ -62,8 +62,6 @@ func (c *console) talk(ctx context.Context, line string) error {
 	switch {
 	case err == nil:
 		return nil
-	case agent.IsKeyMissing(err):
-		return errors.New(agent.KeyHowTo(a.ID(), hs.keyVars(a.ID())))
 	case ctx.Err() != nil:
 		return ctx.Err() // the console says "answer cancelled"
 	}

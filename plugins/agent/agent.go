@@ -131,7 +131,7 @@ func (a *Agent) Info() Info {
 // note is the remark shown beside a keyless or deprecated configuration.
 func note(c *Config) string {
 	switch {
-	case c.APIKey == "" && c.NeedsKey():
+	case c.MissingKey():
 		return "no API key: " + c.endpoint() + " refuses requests without one"
 	case deprecatedModels[c.Model] != "":
 		return fmt.Sprintf("model %q is deprecated (now %s)", c.Model, deprecatedModels[c.Model])

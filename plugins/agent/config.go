@@ -163,6 +163,10 @@ func (c *Config) NeedsKey() bool {
 	return h == "api.deepseek.com" || strings.HasSuffix(h, ".deepseek.com")
 }
 
+// MissingKey reports whether the endpoint needs an API key and the entry
+// has none: a turn is then refused ([ErrNoKey]).
+func (c *Config) MissingKey() bool { return c.APIKey == "" && c.NeedsKey() }
+
 // exposes reports whether the agent sends the tool with this public name to
 // the model: it matches enabledTools (when set) and no disabledTools.
 func (c *Config) exposes(name string) bool {

@@ -43,7 +43,7 @@ func (a *Agent) Run(ctx context.Context, conv *Conversation, prompt string, emit
 		emitOne(Event{Type: EventError, Message: err.Error()})
 		return u, err
 	}
-	if a.cfg.APIKey == "" && a.cfg.NeedsKey() {
+	if a.cfg.MissingKey() {
 		return fail(fmt.Errorf("agent entry %q: %w: %s needs one (set apiKey)", a.id, ErrNoKey, a.cfg.endpoint()))
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
