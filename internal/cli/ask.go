@@ -53,7 +53,7 @@ func ask(ctx context.Context, o *options, env Env) error {
 		// are sent. Say what is missing.
 		hs.reportProblems(!settled)
 		var conv agent.Conversation
-		view := newTranscript(hs, hs.env.Stdout, hs.env.Stderr)
+		view := newTranscript(hs)
 		_, err := a.Run(ctx, &conv, prompt, view.event)
 		code, msg := ExitFailure, ""
 		switch {

@@ -56,7 +56,7 @@ func (c *console) talk(ctx context.Context, line string) error {
 	if ee != nil {
 		return errors.New(ee.msg)
 	}
-	view := newTranscript(hs, c.chatOut(), c.chatErr())
+	view := newTranscript(hs)
 	view.json = false
 	_, err := a.Run(ctx, &ch.conv, line, view.event)
 	switch {

@@ -22,7 +22,9 @@ const previewBytes = 200
 // Streamed model text is not redacted (a secret split across two deltas
 // could not be caught, and holding text back would stall the stream), but
 // on a terminal its control characters other than \n and \t are escaped.
-// Our own lines (previews, errors, usage) are redacted.
+// Our own lines (previews, errors, usage) are redacted: they go to the
+// run's stderr, which redacts every write (Main wraps it; so does run on a
+// terminal), and each is one write.
 type transcript struct {
 	out, errOut   io.Writer
 	secrets       *secret.Set
@@ -38,9 +40,11 @@ type transcript struct {
 	saidError   bool // --json: an error event is out
 }
 
-func newTranscript(hs *harness, out, errOut io.Writer) *transcript {
+// newTranscript shows a turn on the run's stdout and stderr (on a terminal,
+// the console's writers).
+func newTranscript(hs *harness) *transcript {
 	return &transcript{
-		out: out, errOut: errOut, secrets: hs.env.secrets,
+		out: hs.env.Stdout, errOut: hs.env.Stderr, secrets: hs.env.secrets,
 		json: hs.o.json, showReasoning: hs.o.showReasoning,
 		outTTY: hs.env.StdoutTTY, errTTY: hs.env.StderrTTY,
 	}
@@ -111,35 +115,37 @@ func (t *transcript) event(e agent.Event) {
 	// Errors are reported by the caller, once, as the command's failure.
 }
 
-// jsonEvent writes e as one line; our own fields are redacted, the model's
-// text and the tools' results are not.
+// jsonEvent writes e as one line on stdout, which does not redact: our own
+// fields are redacted here (the error's message by Run), the model's text
+// and the tools' results are not.
 func (t *transcript) jsonEvent(e agent.Event) {
 	switch e.Type {
 	case agent.EventRetry:
 		return // the log tells it (info level); not part of the event stream
 	case agent.EventToolCall:
-		if red := t.secrets.Redact(string(e.Arguments)); json.Valid([]byte(red)) {
-			e.Arguments = json.RawMessage(red)
-		} else {
-			e.Arguments = json.RawMessage("{}")
-		}
+		// Arguments the redaction made invalid are written as {}.
+		e.Arguments = json.RawMessage(t.secrets.Redact(string(e.Arguments)))
 	case agent.EventError:
-		e.Message = t.secrets.Redact(e.Message)
 		t.saidError = true
 	}
 	b, _ := e.MarshalJSON()
 	t.out.Write(append(b, '\n'))
 }
 
-// preview is one inert, redacted line of at most previewBytes: redacted
-// first (a cut secret would no longer match), then escaped, then cut.
+// preview is one inert, redacted line of at most previewBytes (then "…"):
+// redacted first (a cut secret would no longer match), then escaped, then
+// cut.
 func (t *transcript) preview(s string) string {
-	return t.secrets.Clip(safe.Line(t.secrets.Redact(strings.TrimSpace(s))), previewBytes)
+	line := safe.Line(t.secrets.Redact(strings.TrimSpace(s)))
+	if cut := safe.Cut(line, previewBytes); len(cut) < len(line) {
+		return cut + "…"
+	}
+	return line
 }
 
-// line writes one line of ours to stderr.
+// line writes one line of ours to stderr, in one write (stderr redacts).
 func (t *transcript) line(s string) {
-	io.WriteString(t.errOut, t.secrets.Redact(s)+"\n")
+	io.WriteString(t.errOut, s+"\n")
 }
 
 // breakLine ends the answer's current line on a terminal before a line of
