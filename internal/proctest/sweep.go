@@ -3,7 +3,10 @@ package proctest
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"net/url"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -43,20 +46,45 @@ func (s *Sweep) Output(what, text string) {
 	s.outputs = append(s.outputs, sweptOutput{what, text})
 }
 
-// Leaks returns one line per secret found in an output, and how many
-// outputs and secrets were compared.
+// Leaks returns one line per secret found in an output, in any of its
+// [Spellings], and how many outputs and secrets were compared.
 func (s *Sweep) Leaks() (leaks []string, outputs, secrets int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, o := range s.outputs {
 		for _, v := range s.secrets {
-			if i := strings.Index(o.text, v); i >= 0 {
-				from, to := max(0, i-80), min(len(o.text), i+len(v)+80)
-				leaks = append(leaks, fmt.Sprintf("secret %q printed by %s: %q", v, o.what, o.text[from:to]))
+			for _, f := range Spellings(v) {
+				if i := strings.Index(o.text, f); i >= 0 {
+					as := ""
+					if f != v {
+						as = fmt.Sprintf(" as %q", f)
+					}
+					from, to := max(0, i-80), min(len(o.text), i+len(f)+80)
+					leaks = append(leaks, fmt.Sprintf("secret %q printed by %s%s: %q", v, o.what, as, o.text[from:to]))
+					break
+				}
 			}
 		}
 	}
 	return leaks, len(s.outputs), len(s.secrets)
+}
+
+// SpellingPrefix is how many bytes of a secret's start [Spellings] counts as
+// the secret: a secret cut at a clip boundary must not leak its start.
+const SpellingPrefix = 12
+
+// Spellings returns every form in which secret counts as printed: as is,
+// escaped inside a JSON string, URL-encoded (query and path) and its first
+// [SpellingPrefix] bytes. The raw form comes first; no form is repeated.
+func Spellings(secret string) []string {
+	q, _ := json.Marshal(secret) // a string always marshals
+	var forms []string
+	for _, f := range []string{secret, string(q[1 : len(q)-1]), url.QueryEscape(secret), url.PathEscape(secret), secret[:min(len(secret), SpellingPrefix)]} {
+		if !slices.Contains(forms, f) {
+			forms = append(forms, f)
+		}
+	}
+	return forms
 }
 
 // Report prints the leaks to w (with the counts when verbose) and returns

@@ -27,4 +27,23 @@ func TestSweep(t *testing.T) {
 	if leaks, _, _ := s.Leaks(); len(leaks) != 1 || strings.Contains(leaks[0], a) {
 		t.Fatalf("leaks %q", leaks)
 	}
+	// Any spelling of a secret counts: its start, cut at a clip boundary.
+	var c proctest.Sweep
+	v := c.Secret("c-")
+	c.Output("clipped run", "the key is "+v[:proctest.SpellingPrefix]+"…")
+	if leaks, _, _ := c.Leaks(); len(leaks) != 1 || !strings.Contains(leaks[0], "printed by clipped run as "+`"`+v[:proctest.SpellingPrefix]+`"`) {
+		t.Fatalf("a clipped secret: leaks %q", leaks)
+	}
+}
+
+func TestSpellings(t *testing.T) {
+	t.Parallel()
+	got := proctest.Spellings(`tok "é"/+ xyz`)
+	want := []string{`tok "é"/+ xyz`, `tok \"é\"/+ xyz`, `tok+%22%C3%A9%22%2F%2B+xyz`, `tok%20%22%C3%A9%22%2F+%20xyz`, `tok "é"/+ x`}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("Spellings = %q, want %q", got, want)
+	}
+	if got := proctest.Spellings("abc"); len(got) != 1 || got[0] != "abc" {
+		t.Fatalf("a short plain secret has one spelling, got %q", got)
+	}
 }

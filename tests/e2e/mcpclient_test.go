@@ -5,7 +5,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"github.com/harness-go/harness/internal/fixture"
 	"github.com/harness-go/harness/internal/hosttest"
 	"github.com/harness-go/harness/internal/npmtest"
+	"github.com/harness-go/harness/internal/proctest"
 )
 
 // jsonArg encodes v as a command-line JSON argument.
@@ -295,8 +295,7 @@ func assertNoSecret(t *testing.T, r result, secrets ...string) {
 	for _, s := range secrets {
 		// Every spelling: raw, JSON-escaped, URL-encoded, and its start (a
 		// secret cut at a clip boundary must not leak its prefix).
-		q, _ := json.Marshal(s)
-		forms := []string{s, string(q[1 : len(q)-1]), url.QueryEscape(s), url.PathEscape(s), s[:min(len(s), 12)]}
+		forms := proctest.Spellings(s)
 		for stream, out := range map[string]string{"stdout": r.stdout, "stderr": r.stderr} {
 			for _, f := range forms {
 				if strings.Contains(out, f) {
