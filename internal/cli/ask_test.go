@@ -381,3 +381,26 @@ func TestAskToolLinesAreInert(t *testing.T) {
 		t.Errorf("the result line does not show the escape as text: %q", result)
 	}
 }
+
+// A plugin's own status lines are escaped like the rest of the status, in
+// `harness status` and in /status: an agent's model name is the file's
+// words.
+func TestStatusLinesAreEscaped(t *testing.T) {
+	t.Parallel()
+	config := agentEntry("m", "http://127.0.0.1:1", `model: "m\e]0;title\a"`)
+	const want = `model m\x1b]0;title`
+	r := runMain(t, config, nil, false, nil, "status")
+	if r.code != 0 || !strings.Contains(r.stdout, want) || strings.ContainsAny(r.stdout, "\x1b\a") {
+		t.Fatalf("want %q, escaped:\n%q", want, r.stdout)
+	}
+	s := start(t, config, false)
+	s.send("/status")
+	s.out.waitFor(t, want)
+	s.send("/quit")
+	if code := s.exit(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if strings.ContainsAny(s.out.String(), "\x1b\a") {
+		t.Fatalf("a raw escape reached stdout:\n%q", s.out)
+	}
+}

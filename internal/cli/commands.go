@@ -25,7 +25,7 @@ func listTools(ctx context.Context, hs *harness, progress *reporter) error {
 	if err := interrupted(ctx); err != nil {
 		return err
 	}
-	writeTools(hs.env.secrets.Writer(hs.env.Stdout), hs.tools, hs.o.json)
+	writeTools(hs.ourStdout(), hs.tools, hs.o.json)
 	if hs.reportProblems(!settled) {
 		return exit(ExitFailure, "")
 	}
@@ -53,6 +53,11 @@ func writeTools(w io.Writer, reg *tools.Registry, asJSON bool) {
 	}
 	io.WriteString(w, b.String())
 }
+
+// ourStdout is stdout for text of ours (the tool list, status, /agent):
+// redacted, in case a secret reached it. A tool result or the model's words
+// go to stdout as they are.
+func (hs *harness) ourStdout() io.Writer { return hs.env.secrets.Writer(hs.env.Stdout) }
 
 func interrupted(ctx context.Context) error {
 	if ctx.Err() != nil {
@@ -197,7 +202,7 @@ func showStatus(ctx context.Context, hs *harness, progress *reporter) error {
 		return err
 	}
 	snap := hs.host.Snapshot()
-	out := hs.env.secrets.Writer(hs.env.Stdout) // status is our text: no secret in it
+	out := hs.ourStdout()
 	if hs.o.json {
 		writeStatusJSON(out, hs.o.config, snap, hs.tools)
 	} else {
@@ -215,6 +220,9 @@ func showStatus(ctx context.Context, hs *harness, progress *reporter) error {
 	return nil
 }
 
+// writeStatusText prints the status for people, one write. What comes
+// from outside (ids, errors, the plugins' lines) is escaped: an entry id may
+// hold characters that drive a terminal (a bidi override is a valid id).
 func writeStatusText(w io.Writer, snap []host.EntryStatus, reg *tools.Registry) {
 	var b strings.Builder
 	for _, e := range snap {
@@ -225,7 +233,7 @@ func writeStatusText(w io.Writer, snap []host.EntryStatus, reg *tools.Registry) 
 		case e.Reloading:
 			line += " (reloading: the new instance is starting)"
 		case e.State == host.Pending:
-			line += ": waiting for " + strings.Join(e.Missing, ", ")
+			line += ": waiting for " + safe.Line(strings.Join(e.Missing, ", "))
 		case !e.Settled:
 			line += " (not settled)"
 		}
@@ -235,7 +243,7 @@ func writeStatusText(w io.Writer, snap []host.EntryStatus, reg *tools.Registry) 
 		}
 		if ts, ok := e.Details.(host.TextStatus); ok {
 			for _, l := range ts.StatusLines() {
-				b.WriteString("    " + l + "\n")
+				b.WriteString("    " + safe.Line(l) + "\n")
 			}
 		} else if e.Details != nil {
 			d, _ := json.Marshal(e.Details)

@@ -101,7 +101,7 @@ func (c *console) agentCommand(id string) {
 	if current == "" && len(entries) == 1 {
 		current = entries[0].ID
 	}
-	out := hs.env.secrets.Writer(c.chatOut()) // our text: no secret in it
+	out := hs.ourStdout()
 	for _, e := range entries {
 		mark := " "
 		if e.ID == current {

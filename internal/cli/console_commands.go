@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/harness-go/harness/internal/safe"
@@ -15,16 +14,12 @@ func (c *console) builtins() []*command {
 	hs := c.hs
 	return []*command{
 		{name: "/tools", help: "list the tools", run: func(_ context.Context, args string) error {
-			writeTools(hs.env.secrets.Writer(c.stdout()), hs.tools, args == "--json")
+			writeTools(hs.ourStdout(), hs.tools, args == "--json")
 			return nil
 		}},
 		{name: "/call", args: "NAME [JSON]", help: "call a tool", complete: hs.tools.Names, run: c.call},
 		{name: "/status", help: "show every entry", run: func(context.Context, string) error {
-			// Entry ids may hold characters that drive a terminal (a
-			// bidi override is a valid id): escape the whole text.
-			var b strings.Builder
-			writeStatusText(&b, hs.host.Snapshot(), hs.tools)
-			io.WriteString(c.stdout(), safe.Text(hs.env.secrets.Redact(b.String())))
+			writeStatusText(hs.ourStdout(), hs.host.Snapshot(), hs.tools)
 			return nil
 		}},
 		{name: "/restart", args: "ID", help: "restart an entry", complete: c.entryIDs, run: func(ctx context.Context, id string) error {
