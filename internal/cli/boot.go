@@ -136,24 +136,35 @@ func (hs *harness) reportProblems(timedOut bool) bool {
 func (hs *harness) report(timedOut, ignoreReconnecting bool) bool {
 	bad := false
 	for _, e := range hs.host.Snapshot() {
-		switch {
-		case e.State == host.Failed:
-			bad = true
-			hs.note("warn", fmt.Sprintf("entry %q failed: %s", e.ID, safe.Text(e.Error)))
-		case e.State == host.Reconnecting && !ignoreReconnecting:
-			bad = true
-			hs.note("warn", fmt.Sprintf("entry %q is reconnecting: %s", e.ID, safe.Text(e.Error)))
-		case e.Note != "" && !ignoreReconnecting:
-			bad = true
-			hs.note("warn", fmt.Sprintf("entry %q: %s", e.ID, safe.Text(e.Note)))
-		case !e.Settled && timedOut:
-			bad = true
-			hs.note("warn", fmt.Sprintf("entry %q is still %s after --wait %s", e.ID, e.State, hs.o.wait))
-		case e.State == host.Pending && e.Settled:
-			hs.note("warn", fmt.Sprintf("entry %q is pending: no enabled entry provides %s", e.ID, strings.Join(e.Missing, ", ")))
+		msg, counts := hs.problem(e, timedOut, ignoreReconnecting)
+		if msg != "" {
+			hs.note("warn", msg)
 		}
+		bad = bad || counts
 	}
 	return bad
+}
+
+// problem is the rule of report and status (DESIGN §13): what is wrong
+// with e, for a person ("" if nothing), and whether it makes the exit code
+// 1. Failed counts; so do reconnecting and a failed reload while the
+// previous instance serves (the note), unless ignoreReconnecting; and not
+// settled, when the caller waited the whole bound (timedOut). A pending
+// entry that waits for a service nobody provides is said, not counted.
+func (hs *harness) problem(e host.EntryStatus, timedOut, ignoreReconnecting bool) (msg string, counts bool) {
+	switch {
+	case e.State == host.Failed:
+		return fmt.Sprintf("entry %q failed: %s", e.ID, safe.Text(e.Error)), true
+	case e.State == host.Reconnecting && !ignoreReconnecting:
+		return fmt.Sprintf("entry %q is reconnecting: %s", e.ID, safe.Text(e.Error)), true
+	case e.Note != "" && !ignoreReconnecting:
+		return fmt.Sprintf("entry %q: %s", e.ID, safe.Text(e.Note)), true
+	case !e.Settled && timedOut:
+		return fmt.Sprintf("entry %q is still %s after --wait %s", e.ID, e.State, hs.o.wait), true
+	case e.State == host.Pending && e.Settled:
+		return fmt.Sprintf("entry %q is pending: no enabled entry provides %s", e.ID, strings.Join(e.Missing, ", ")), false
+	}
+	return "", false
 }
 
 // note tells a person something on stderr: a line "harness: msg", or with

@@ -208,14 +208,11 @@ func showStatus(ctx context.Context, hs *harness, progress *reporter) error {
 	} else {
 		writeStatusText(out, snap, hs.tools)
 	}
-	bad := false
+	// status waited: an entry not settled by now counts, as the others.
 	for _, e := range snap {
-		if e.State == host.Failed || e.State == host.Reconnecting || e.Note != "" || !e.Settled {
-			bad = true
+		if _, counts := hs.problem(e, true, false); counts {
+			return exit(ExitFailure, "")
 		}
-	}
-	if bad {
-		return exit(ExitFailure, "")
 	}
 	return nil
 }
