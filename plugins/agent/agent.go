@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"time"
 
@@ -162,18 +161,11 @@ func Backoff(attempt int) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
-// newTransport is http.DefaultTransport's settings with the wait for
+// newTransport is a copy of http.DefaultTransport with the wait for
 // response headers bounded: a stream may then run as long as it keeps
 // talking (the idle timeout watches that).
 func newTransport(headers time.Duration) *http.Transport {
-	return &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          10,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
-		ResponseHeaderTimeout: headers,
-	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.ResponseHeaderTimeout = headers
+	return t
 }
