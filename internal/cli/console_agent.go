@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/harness-go/harness/internal/safe"
 	"github.com/harness-go/harness/plugins/agent"
@@ -16,12 +15,12 @@ import (
 type chat struct {
 	conv    agent.Conversation
 	agentID string // chosen with /agent ID or --agent; "" while there is one entry
-	started bool   // agentID was read from --agent
 }
 
 // addAgent joins the agent to the console: a line that is not a command is
 // a message to it, /new starts over, /agent shows the agents or switches.
 func (c *console) addAgent() {
+	c.chat.agentID = c.hs.o.agent
 	c.add(&command{name: "/new", help: "start a new conversation", run: func(context.Context, string) error {
 		c.newConversation()
 		return nil
@@ -35,23 +34,11 @@ func (c *console) addAgent() {
 	c.handlePlain(&command{name: "TEXT", help: "talk to the agent (a line not starting with /)", run: c.talk, cancelled: "answer cancelled"})
 }
 
-// chatOut and chatErr are where the console's answers and its lines about
-// the turn go: above the prompt, on a terminal.
-func (c *console) chatOut() io.Writer { return c.stdout() }
-func (c *console) chatErr() io.Writer { return c.stderr() }
-
-func (c *console) chatState() *chat {
-	if !c.chat.started {
-		c.chat.agentID, c.chat.started = c.hs.o.agent, true
-	}
-	return &c.chat
-}
-
 // talk sends a plain line to the agent and streams the answer. ctx ends
 // when the person presses Ctrl-C (the console cancels the answer and goes on,
 // on a terminal) or the console stops.
 func (c *console) talk(ctx context.Context, line string) error {
-	hs, ch := c.hs, c.chatState()
+	hs, ch := c.hs, &c.chat
 	a, ee := hs.pickAgent(ch.agentID, "/agent ID")
 	if ee != nil {
 		return errors.New(ee.msg)
@@ -70,31 +57,31 @@ func (c *console) talk(ctx context.Context, line string) error {
 
 // newConversation is /new.
 func (c *console) newConversation() {
-	c.chatState().conv.Reset()
-	fmt.Fprintln(c.chatOut(), "new conversation")
+	c.chat.conv.Reset()
+	fmt.Fprintln(c.stdout(), "new conversation")
 }
 
 // agentCommand is /agent [ID]: without an id it shows the agents (the one
 // talked to marked *) and the conversation's usage so far; with one it
 // switches to that agent, keeping the conversation.
 func (c *console) agentCommand(id string) {
-	hs, ch := c.hs, c.chatState()
+	hs, ch := c.hs, &c.chat
 	if id != "" {
 		a, ee := hs.selectAgent(id, "/agent ID")
 		if ee != nil {
-			fmt.Fprintln(c.chatErr(), ee.msg)
+			fmt.Fprintln(c.stderr(), ee.msg)
 			return
 		}
 		ch.agentID = id
-		fmt.Fprintf(c.chatOut(), "talking to %s\n", id)
+		fmt.Fprintf(c.stdout(), "talking to %s\n", id)
 		if ee := hs.keyProblem(a); ee != nil {
-			fmt.Fprintln(c.chatErr(), ee.msg)
+			fmt.Fprintln(c.stderr(), ee.msg)
 		}
 		return
 	}
 	entries := hs.agentEntries()
 	if len(entries) == 0 {
-		fmt.Fprintf(c.chatErr(), "no agent entry in %s; %s\n", hs.o.config, noAgentHint)
+		fmt.Fprintf(c.stderr(), "no agent entry in %s; %s\n", hs.o.config, noAgentHint)
 		return
 	}
 	current := ch.agentID
