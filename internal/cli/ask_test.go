@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/harness-go/harness/internal/fakellm"
+	"github.com/harness-go/harness/plugins/agent"
 )
 
 // agentEntry is a cordis.yml entry for an agent at url.
@@ -280,6 +281,36 @@ func TestConsoleCtrlCCancelsTheAnswer(t *testing.T) {
 	}
 }
 
+// run --agent picks the agent that plain lines talk to; /agent ID switches
+// to another, and the conversation goes on with it.
+func TestConsoleAgentSwitchKeepsTheConversation(t *testing.T) {
+	t.Parallel()
+	a := fakellm.Start(t, fakellm.Say("from a"))
+	b := fakellm.Start(t, fakellm.Say("from b"))
+	s := start(t, agentEntry("a", a.URL)+agentEntry("b", b.URL), false, "--agent", "b")
+	s.send("hello")
+	s.out.waitFor(t, "from b\n")
+	s.send("/agent a")
+	s.out.waitFor(t, "talking to a\n")
+	s.send("and you?")
+	s.out.waitFor(t, "from a\n")
+	r := a.Wait(1, time.Second)
+	if r == nil || len(r.Messages) != 3 || r.Messages[0].Content != "hello" || r.Messages[1].Content != "from b" || r.Messages[2].Content != "and you?" {
+		t.Fatalf("a's request does not carry the conversation: %+v", r)
+	}
+	if n := len(b.Requests()); n != 1 {
+		t.Fatalf("b got %d requests, want 1", n)
+	}
+	s.send("/agent")
+	s.out.waitFor(t, "* a: ")
+	s.out.waitFor(t, "\n  b: ")
+	s.out.waitFor(t, "conversation: 2 turns, 4 messages, ")
+	s.send("/quit")
+	if code := s.exit(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}
+
 func TestConsoleWithoutAnAgent(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -308,6 +339,58 @@ func TestUsageLine(t *testing.T) {
 	b.WriteString(count(0) + " " + count(999) + " " + count(1000) + " " + count(1234567))
 	if b.String() != "0 999 1,000 1,234,567" {
 		t.Fatal(b.String())
+	}
+	for _, tc := range []struct {
+		u    agent.Usage
+		want string
+	}{
+		{agent.Usage{PromptTokens: 1200, CompletionTokens: 30, CacheHitTokens: 1000, Steps: 2, ToolCalls: 1, Duration: 1904 * time.Millisecond},
+			"[1,200 prompt tokens (1,000 cached), 30 completion, 2 steps, 1 tool call, 1.9s]"},
+		{agent.Usage{PromptTokens: 5, Steps: 1, Duration: 1234 * time.Millisecond}, "[5 prompt tokens, 0 completion, 1 step, 0 tool calls, 1.23s]"},
+		// A server that reports no tokens: the line counts none.
+		{agent.Usage{Steps: 1, Duration: 20 * time.Millisecond}, "[1 step, 0 tool calls, 20ms]"},
+	} {
+		if got := usageLine(tc.u); got != tc.want {
+			t.Errorf("usageLine(%+v) = %q, want %q", tc.u, got, tc.want)
+		}
+	}
+}
+
+// A request the endpoint refused for a moment is sent again, and a line on
+// stderr says so (with --json only the log would); an answer cut at the
+// token limit says so too (with --json, the done event's finishReason).
+func TestAskRetryAndCutAnswer(t *testing.T) {
+	t.Parallel()
+	for _, asJSON := range []bool{false, true} {
+		t.Run(fmt.Sprint("json=", asJSON), func(t *testing.T) {
+			t.Parallel()
+			srv := fakellm.Start(t, fakellm.Status(503, "busy"),
+				fakellm.Stream(fakellm.Text("the answer is cu"), fakellm.Finish("length"), fakellm.Usage(10, 5, 0)))
+			args := []string{"ask", "go"}
+			if asJSON {
+				args = append(args, "--json")
+			}
+			r := runMain(t, agentEntry("model", srv.URL), nil, false, nil, args...)
+			if r.code != 0 || srv.Wait(2, time.Second) == nil {
+				t.Fatal(r)
+			}
+			if asJSON {
+				if strings.Contains(r.stdout, `"type":"retry"`) || !strings.Contains(r.stdout, `{"type":"done","finishReason":"length"}`) ||
+					strings.Contains(r.stderr, "retrying") || strings.Contains(r.stderr, "the answer was cut") {
+					t.Fatal(r)
+				}
+				return
+			}
+			if r.stdout != "the answer is cu\n" {
+				t.Fatalf("stdout %q", r.stdout)
+			}
+			for _, want := range []string{"retrying in ", ` (attempt 1): agent entry "model": `, "(HTTP 503: busy)\n",
+				"\nthe answer was cut: the model reached its token limit (maxTokens)\n"} {
+				if !strings.Contains(r.stderr, want) {
+					t.Errorf("stderr lacks %q\n%s", want, r)
+				}
+			}
+		})
 	}
 }
 

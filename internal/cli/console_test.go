@@ -143,22 +143,25 @@ func TestConsoleExecSeams(t *testing.T) {
 	}
 }
 
-// In a pipe, SIGINT cancels what runs and quits.
+// In a pipe, SIGINT (not only SIGTERM) cancels what runs and quits; on a
+// terminal it would cancel and go on.
 func TestConsoleExecSignalInAPipe(t *testing.T) {
 	t.Parallel()
-	c, _, _, sigs := testConsole(false)
-	started := make(chan struct{})
-	c.add(&command{name: "/slow", help: "x", run: func(ctx context.Context, _ string) error {
-		close(started)
-		<-ctx.Done()
-		return nil
-	}})
-	done := make(chan bool)
-	go func() { done <- c.exec(context.Background(), "/slow") }()
-	<-started
-	sigs <- syscall.SIGTERM
-	if !<-done {
-		t.Fatal("a signal in a pipe did not quit")
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+		c, _, _, sigs := testConsole(false)
+		started := make(chan struct{})
+		c.add(&command{name: "/slow", help: "x", run: func(ctx context.Context, _ string) error {
+			close(started)
+			<-ctx.Done()
+			return nil
+		}})
+		done := make(chan bool)
+		go func() { done <- c.exec(context.Background(), "/slow") }()
+		<-started
+		sigs <- sig
+		if !<-done {
+			t.Fatalf("%v in a pipe did not quit", sig)
+		}
 	}
 }
 
