@@ -1,6 +1,7 @@
 // Package proctest helps tests that run programs: build the module's
-// binaries, and wait for a line a process writes, with a deadline and no
-// sleeps.
+// binaries, wait for a line a process writes (with a deadline and no
+// sleeps), check a package's outputs for secrets, and check on processes a
+// test did not start (Linux: /proc; that alone polls, having no event).
 package proctest
 
 import (

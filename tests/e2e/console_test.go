@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/harness-go/harness/internal/proctest"
 )
 
 // A piped session: the first /tools already sees every tool (the console
@@ -174,7 +176,7 @@ func TestConsoleSignals(t *testing.T) {
 			if len(pids) < 2 {
 				t.Fatalf("pidfile %q: want the server and its grandchild", b)
 			}
-			if alive := waitGone(pids, 0); len(alive) != len(pids) {
+			if alive := proctest.WaitDead(pids, 0); len(alive) != len(pids) {
 				t.Fatalf("servers %v already gone before the signal", pids)
 			}
 
@@ -182,8 +184,8 @@ func TestConsoleSignals(t *testing.T) {
 			if code := s.waitExit(); code != 0 {
 				t.Fatalf("%s: exit code %d, want 0\n%s", sig, code, s.dump())
 			}
-			if alive := waitGone(pids, 5*time.Second); len(alive) > 0 {
-				t.Fatalf("after %s the harness exited but these processes it started live on: %v (all: %v)\n%s", sig, alive, pids, s.dump())
+			if alive := proctest.WaitDead(pids, 5*time.Second); len(alive) > 0 {
+				t.Fatalf("after %s the harness exited but these processes it started live on: %s (all: %v)\n%s", sig, proctest.Describe(alive), pids, s.dump())
 			}
 		})
 	}

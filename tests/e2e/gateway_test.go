@@ -22,6 +22,7 @@ import (
 
 	"github.com/harness-go/harness/internal/fixture"
 	"github.com/harness-go/harness/internal/npmtest"
+	"github.com/harness-go/harness/internal/proctest"
 )
 
 // The gateway through the TypeScript SDK's client, over stdio and HTTP:
@@ -414,7 +415,9 @@ func TestGatewayLoopSameFile(t *testing.T) {
 	if !strings.Contains(r.stdout, "self  mcp-client  failed") || !strings.Contains(r.stdout, "harness loop") || !strings.Contains(r.stdout, "is already run by a harness in front of this one") {
 		t.Fatalf("the loop entry:\n%s", r)
 	}
-	waitNoProcess(t, file)
+	if left := proctest.WaitMentioning(t, file, 0, waitTimeout); len(left) > 0 {
+		t.Fatalf("processes still running whose command lines mention %s: %s", file, proctest.Describe(left))
+	}
 }
 
 // An HTTP gateway whose cordis.yml points an mcp-client entry at itself:

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -329,40 +328,5 @@ func waitHTTP(url string, exited <-chan struct{}, d time.Duration) bool {
 			return false
 		case <-tick.C:
 		}
-	}
-}
-
-// processGone reports whether pid has exited (a zombie awaiting its reaper
-// counts as gone: it runs no code and holds nothing open).
-func processGone(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	// The state follows the parenthesised command name.
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] == 'Z' || s[i+2] == 'X'
-	}
-	return false
-}
-
-// waitGone waits up to d for every pid to be gone and returns the ones that
-// are not. A killed process needs a moment to die after the signal.
-func waitGone(pids []int, d time.Duration) []int {
-	deadline := time.Now().Add(d)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		var alive []int
-		for _, p := range pids {
-			if !processGone(p) {
-				alive = append(alive, p)
-			}
-		}
-		if len(alive) == 0 || time.Now().After(deadline) {
-			return alive
-		}
-		<-tick.C
 	}
 }

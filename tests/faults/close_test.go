@@ -19,6 +19,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/harness-go/harness/internal/proctest"
 )
 
 // stubbornArgs make a fixture that ignores SIGTERM and the end of its
@@ -32,22 +34,15 @@ func stubbornArgs(pidFile string) []string {
 func goneFrom(t *testing.T, what string, pids []int, parent int, d time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(d)
-	if alive := waitDead(pids, d); len(alive) > 0 {
-		t.Errorf("%s: still running after %s: %s", what, d, describeProcs(alive))
+	if alive := proctest.WaitDead(pids, d); len(alive) > 0 {
+		t.Errorf("%s: still running after %s: %s", what, d, proctest.Describe(alive))
 	}
 	// A process killed a moment ago is reaped a moment later: nothing tells
 	// when, so look again until the deadline.
+	notParentsZombie := func(p proctest.Proc) bool { return !p.Exists || p.State != 'Z' || p.PPID != parent }
 	for _, pid := range pids {
-		for {
-			p := inspect(pid)
-			if !p.exists || p.state != 'Z' || p.ppid != parent {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("%s: %d is a zombie the harness (pid %d) never reaped", what, pid, parent)
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
+		if ok, _ := proctest.WaitProc(pid, time.Until(deadline), notParentsZombie); !ok {
+			t.Errorf("%s: %d is a zombie the harness (pid %d) never reaped", what, pid, parent)
 		}
 	}
 }
@@ -95,8 +90,8 @@ func TestStubbornServersGoneAtExit(t *testing.T) {
 		t.Errorf("the harness took %s to exit after EOF with %d servers ignoring SIGTERM; the bound is %s (one close ladder)", took.Round(time.Millisecond), n, closeBound)
 	}
 	// The harness is gone: whatever it started must be too.
-	if alive := waitDead(pids, time.Second); len(alive) > 0 {
-		t.Errorf("after the harness exited, %d of the %d processes it started still run: %s\n%s", len(alive), len(pids), describeProcs(alive), s.dump())
+	if alive := proctest.WaitDead(pids, time.Second); len(alive) > 0 {
+		t.Errorf("after the harness exited, %d of the %d processes it started still run: %s\n%s", len(alive), len(pids), proctest.Describe(alive), s.dump())
 	}
 }
 

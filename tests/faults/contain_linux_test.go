@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/harness-go/harness/internal/proctest"
 )
 
 func TestSetsidDaemonGone(t *testing.T) {
@@ -73,8 +75,8 @@ func TestSetsidDaemonGone(t *testing.T) {
 			}
 			goneFrom(t, "the server and its daemon", pids, parent, tc.within)
 			if running {
-				if reaped, p := waitReaped(daemon, tc.within); !reaped {
-					t.Errorf("daemon %d was killed but not reaped: state %c, parent %d (the harness is %d)", daemon, p.state, p.ppid, s.pid())
+				if ok, p := proctest.WaitProc(daemon, tc.within, reaped); !ok {
+					t.Errorf("daemon %d was killed but not reaped: state %c, parent %d (the harness is %d)", daemon, p.State, p.PPID, s.pid())
 				}
 				if took := time.Since(at); took > closeBound+startOverhead {
 					t.Errorf("disposing the entry took %s", took.Round(time.Millisecond))
@@ -115,7 +117,7 @@ func TestKill9LeavesNoServer(t *testing.T) {
 	}
 	s.signal(syscall.SIGKILL)
 	s.waitExit()
-	if alive := waitDead(servers, closeBound); len(alive) > 0 {
-		t.Errorf("after kill -9 of the harness these servers still run: %s", describeProcs(alive))
+	if alive := proctest.WaitDead(servers, closeBound); len(alive) > 0 {
+		t.Errorf("after kill -9 of the harness these servers still run: %s", proctest.Describe(alive))
 	}
 }

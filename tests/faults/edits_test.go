@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/internal/proctest"
 )
 
 // editCount is how many edits the tests make.
@@ -234,36 +235,6 @@ func aliasBomb(levels int) string {
 	return b.String()
 }
 
-// procsMentioning lists the processes whose command line holds s.
-func procsMentioning(s string) []int {
-	entries, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, d := range entries {
-		pid, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
-		}
-		cmd, err := os.ReadFile("/proc/" + d.Name() + "/cmdline")
-		if err == nil && strings.Contains(string(cmd), s) && !dead(pid) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
-// waitProcsMentioning polls (the processes are not ours: no exit event)
-// until exactly want processes mention s, or the time is up.
-func waitProcsMentioning(s string, want int, within time.Duration) []int {
-	deadline := time.Now().Add(within)
-	for {
-		pids := procsMentioning(s)
-		if len(pids) == want || !time.Now().Before(deadline) {
-			return pids
-		}
-		time.Sleep(pollEvery)
-	}
-}
-
 // Through the binary: the console keeps calling the stable entry's tool
 // while the file is edited 100 times under it.
 func TestRandomEditsUnderLoad(t *testing.T) {
@@ -273,7 +244,7 @@ func TestRandomEditsUnderLoad(t *testing.T) {
 	ed.halfWritten = true
 	killLeftovers(t, ed.stablePID)
 	t.Cleanup(func() { // churn servers a failure left behind
-		for _, pid := range procsMentioning("churn " + dir) {
+		for _, pid := range proctest.Mentioning(t, "churn "+dir) {
 			_ = syscallKill(pid)
 		}
 	})
@@ -376,12 +347,12 @@ func TestRandomEditsUnderLoad(t *testing.T) {
 	if n := strings.Count(s.err.Text(), "harness: stable starting"); n != 1 {
 		t.Errorf("the stable entry started %d times", n)
 	}
-	if pid := readPIDs(t, ed.stablePID)[0]; pid != stablePID || dead(pid) {
-		t.Errorf("the stable server was %d and is now %d (dead: %v)", stablePID, pid, dead(pid))
+	if pid := readPIDs(t, ed.stablePID)[0]; pid != stablePID || proctest.Dead(pid) {
+		t.Errorf("the stable server was %d and is now %d (dead: %v)", stablePID, pid, proctest.Dead(pid))
 	}
 	// Every server the edits disposed is gone; only "final" runs.
-	if pids := waitProcsMentioning("churn "+dir, 1, closeBound); len(pids) != 1 {
-		t.Errorf("want only the final churn server running, found %s", describeProcs(pids))
+	if pids := proctest.WaitMentioning(t, "churn "+dir, 1, closeBound); len(pids) != 1 {
+		t.Errorf("want only the final churn server running, found %s", proctest.Describe(pids))
 	}
 	if strings.Contains(s.err.Text(), "unknown tool") {
 		t.Errorf("a call found no tool:\n%s", s.dump())
@@ -390,8 +361,8 @@ func TestRandomEditsUnderLoad(t *testing.T) {
 	if code := s.waitExit(); code != 0 {
 		t.Errorf("/quit: exit code %d", code)
 	}
-	if pids := waitProcsMentioning("churn "+dir, 0, time.Second); len(pids) != 0 {
-		t.Errorf("after /quit: %s", describeProcs(pids))
+	if pids := proctest.WaitMentioning(t, "churn "+dir, 0, time.Second); len(pids) != 0 {
+		t.Errorf("after /quit: %s", proctest.Describe(pids))
 	}
 	if _, err := os.Stat(filepath.Join(dir, "pwned")); err == nil {
 		t.Error("a !!js value ran a command")
@@ -408,7 +379,7 @@ func TestRandomEditsConcurrentCalls(t *testing.T) {
 	ed := newEditor(seed(t), w.Dir)
 	killLeftovers(t, ed.stablePID)
 	t.Cleanup(func() {
-		for _, pid := range procsMentioning("churn " + w.Dir) {
+		for _, pid := range proctest.Mentioning(t, "churn "+w.Dir) {
 			_ = syscallKill(pid)
 		}
 	})
@@ -548,8 +519,8 @@ func TestRandomEditsConcurrentCalls(t *testing.T) {
 			running++
 		}
 	}
-	if pids := waitProcsMentioning("churn "+w.Dir, running, closeBound); len(pids) != running {
-		t.Errorf("%d churn servers should run, found: %s", running, describeProcs(pids))
+	if pids := proctest.WaitMentioning(t, "churn "+w.Dir, running, closeBound); len(pids) != running {
+		t.Errorf("%d churn servers should run, found: %s", running, proctest.Describe(pids))
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/internal/proctest"
 )
 
 // exitBound bounds how long a server's exit takes to become a failed entry
@@ -123,8 +124,8 @@ func TestServerExitInAnyPhase(t *testing.T) {
 				t.Errorf("calling a tool of the failed server: %+v", res)
 			}
 			// This process started the server: it must have been reaped.
-			if reaped, p := waitReaped(pid, exitBound); !reaped {
-				t.Errorf("server %d was not reaped: state %c, parent %d (this process is %d)", pid, p.state, p.ppid, syscall.Getpid())
+			if ok, p := proctest.WaitProc(pid, exitBound, reaped); !ok {
+				t.Errorf("server %d was not reaped: state %c, parent %d (this process is %d)", pid, p.State, p.PPID, syscall.Getpid())
 			}
 			// The other server did not notice.
 			if s := w.Entry("ok"); s.State != host.Ready {

@@ -21,6 +21,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/harness-go/harness/internal/proctest"
 )
 
 func TestBrokenStdoutStopsEverything(t *testing.T) {
@@ -108,8 +110,8 @@ func TestBrokenStdoutStopsEverything(t *testing.T) {
 				t.Errorf("the harness exited but its stderr stayed open: a process it started holds it")
 			}
 			noRaceOrPanic(t, stderr.Text())
-			if alive := waitDead(pids, time.Second); len(alive) > 0 {
-				t.Errorf("after a broken stdout these processes still run: %s\n%s", describeProcs(alive), stderr.Text())
+			if alive := proctest.WaitDead(pids, time.Second); len(alive) > 0 {
+				t.Errorf("after a broken stdout these processes still run: %s\n%s", proctest.Describe(alive), stderr.Text())
 			}
 		})
 	}

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/internal/proctest"
 	"github.com/harness-go/harness/plugins/mcpclient"
 )
 
@@ -62,8 +63,8 @@ func TestServerKilledRepeatedly(t *testing.T) {
 	if code := s.waitExit(); code != 0 {
 		t.Fatalf("/quit: exit code %d\n%s", code, s.dump())
 	}
-	if left := waitDead(all, closeBound); len(left) > 0 {
-		t.Fatalf("processes left: %s", describeProcs(left))
+	if left := proctest.WaitDead(all, closeBound); len(left) > 0 {
+		t.Fatalf("processes left: %s", proctest.Describe(left))
 	}
 }
 
@@ -141,8 +142,8 @@ func TestCrashLoopLeaksNothing(t *testing.T) {
 	}
 	w.wantCall("mcp__loop__echo", `{"message":"y"}`, "echo: y")
 	for _, pid := range pids {
-		if reaped, p := waitReaped(pid, exitBound); !reaped {
-			t.Fatalf("server %d was not reaped: state %c, parent %d", pid, p.state, p.ppid)
+		if ok, p := proctest.WaitProc(pid, exitBound, reaped); !ok {
+			t.Fatalf("server %d was not reaped: state %c, parent %d", pid, p.State, p.PPID)
 		}
 	}
 	// What each connection started has stopped; nothing reports it, so poll
@@ -173,14 +174,9 @@ func openFDs(t *testing.T) int {
 func children(t *testing.T) int {
 	t.Helper()
 	self := os.Getpid()
-	ents, _ := os.ReadDir("/proc")
 	n := 0
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if p := inspect(pid); p.ppid == self {
+	for _, pid := range proctest.Pids(t) {
+		if proctest.Inspect(pid).PPID == self {
 			n++
 		}
 	}

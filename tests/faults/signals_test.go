@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/harness-go/harness/internal/proctest"
 )
 
 func TestSignals(t *testing.T) {
@@ -87,8 +89,8 @@ func TestSignals(t *testing.T) {
 			if tc.says != "" && !strings.Contains(s.out.Text()+s.err.Text(), tc.says) {
 				t.Errorf("nothing says %q\n%s", tc.says, s.dump())
 			}
-			if alive := waitDead(pids, time.Second); len(alive) > 0 {
-				t.Errorf("after %s the harness exited but these processes it started still run: %s\n%s", tc.sig, describeProcs(alive), s.dump())
+			if alive := proctest.WaitDead(pids, time.Second); len(alive) > 0 {
+				t.Errorf("after %s the harness exited but these processes it started still run: %s\n%s", tc.sig, proctest.Describe(alive), s.dump())
 			}
 		})
 	}

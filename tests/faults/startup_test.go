@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-go/harness/internal/proctest"
 	"github.com/harness-go/harness/plugins/mcpclient"
 )
 
@@ -90,8 +91,8 @@ func TestStartupTimeout(t *testing.T) {
 			all = append(all, readPIDs(t, filepath.Join(dir, "pids-"+s))...)
 		}
 		// The harness has exited: nothing it started may still run.
-		if alive := waitDead(all, time.Second); len(alive) > 0 {
-			t.Errorf("after `harness %s` exited, processes it started still run: %s", strings.Join(r.args, " "), describeProcs(alive))
+		if alive := proctest.WaitDead(all, time.Second); len(alive) > 0 {
+			t.Errorf("after `harness %s` exited, processes it started still run: %s", strings.Join(r.args, " "), proctest.Describe(alive))
 		}
 	}
 
@@ -151,7 +152,7 @@ func TestStartupTimeout(t *testing.T) {
 	for _, s := range []string{"ok", "hung", "stubborn"} {
 		all = append(all, readPIDs(t, pids(s))...)
 	}
-	if alive := waitDead(all, time.Second); len(alive) > 0 {
-		t.Errorf("after the call, processes the harness started still run: %s", describeProcs(alive))
+	if alive := proctest.WaitDead(all, time.Second); len(alive) > 0 {
+		t.Errorf("after the call, processes the harness started still run: %s", proctest.Describe(alive))
 	}
 }

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/harness-go/harness/internal/proctest"
 )
 
 // either matches a line that any of the matchers matches.
@@ -39,8 +41,8 @@ func quit(t *testing.T, s *session, dir string) {
 	if code := s.waitExit(); code != 0 {
 		t.Fatalf("/quit: exit code %d\n%s", code, s.dump())
 	}
-	if left := waitProcsMentioning(dir, 0, closeBound); len(left) > 0 {
-		t.Fatalf("processes left after /quit: %s", describeProcs(left))
+	if left := proctest.WaitMentioning(t, dir, 0, closeBound); len(left) > 0 {
+		t.Fatalf("processes left after /quit: %s", proctest.Describe(left))
 	}
 }
 
@@ -168,8 +170,8 @@ func TestCrashLoopRunsOutOfAttempts(t *testing.T) {
 	if got := s.do("/tools"); len(got) != 0 {
 		t.Errorf("/tools after giving up: %q", got)
 	}
-	if left := waitDead(all, closeBound); len(left) > 0 {
-		t.Fatalf("servers left running: %s", describeProcs(left))
+	if left := proctest.WaitDead(all, closeBound); len(left) > 0 {
+		t.Fatalf("servers left running: %s", proctest.Describe(left))
 	}
 	quit(t, s, dir)
 }
@@ -239,10 +241,10 @@ func TestNewInstanceHangingAtStartNeverTakesTheOldDown(t *testing.T) {
 	if got := s.do(`/call mcp__fx__echo {"message":"still"}`); len(got) != 1 || got[0] != "echo: still" {
 		t.Fatalf("after the failed reload the call printed %q\n%s", got, s.dump())
 	}
-	if left := waitProcsMentioning(hungPIDs, 0, closeBound); len(left) > 0 {
-		t.Fatalf("the hung server was not disposed of: %s", describeProcs(left))
+	if left := proctest.WaitMentioning(t, hungPIDs, 0, closeBound); len(left) > 0 {
+		t.Fatalf("the hung server was not disposed of: %s", proctest.Describe(left))
 	}
-	if dead(old) {
+	if proctest.Dead(old) {
 		t.Fatalf("the old server %d is gone", old)
 	}
 
@@ -259,8 +261,8 @@ func TestNewInstanceHangingAtStartNeverTakesTheOldDown(t *testing.T) {
 		!strings.Contains(text, "    pid "+got[0]+", phase connected") {
 		t.Fatalf("/status after the good edit:\n%s", text)
 	}
-	if left := waitDead([]int{old}, closeBound); len(left) > 0 {
-		t.Fatalf("the old server was not disposed of: %s", describeProcs(left))
+	if left := proctest.WaitDead([]int{old}, closeBound); len(left) > 0 {
+		t.Fatalf("the old server was not disposed of: %s", proctest.Describe(left))
 	}
 	quit(t, s, dir)
 }
