@@ -80,13 +80,6 @@ func (s *Server) Close() {
 	s.srv.Close()
 }
 
-// Script appends replies to the script.
-func (s *Server) Script(replies ...Reply) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.script = append(s.script, replies...)
-}
-
 // Func answers every request the script does not: fn sees the request and
 // returns the reply.
 func (s *Server) Func(fn func(*Request) Reply) {
@@ -227,14 +220,18 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 	req.N = s.forgotten + len(s.requests)
 	close(s.changed)
 	s.changed = make(chan struct{})
+	missing := -1 // the message that lacks reasoning_content, when required
+	if s.requireReasoning {
+		missing = req.missingReasoning()
+	}
 	var reply Reply
 	switch {
 	case parseErr != nil:
 		reply = Status(http.StatusBadRequest, "invalid request body: "+parseErr.Error())
 	case len(req.ToolNames) > s.maxTools:
 		reply = Status(http.StatusBadRequest, fmt.Sprintf("Invalid 'tools': array too long. Expected an array with maximum length %d, but got an array with length %d instead.", s.maxTools, len(req.ToolNames)))
-	case s.requireReasoning && req.missingReasoning() >= 0:
-		reply = Status(http.StatusBadRequest, fmt.Sprintf("Missing `reasoning_content` field in the assistant message at message index %d", req.missingReasoning()))
+	case missing >= 0:
+		reply = Status(http.StatusBadRequest, fmt.Sprintf("Missing `reasoning_content` field in the assistant message at message index %d", missing))
 	case len(s.script) > 0:
 		reply = s.script[0]
 		s.script = s.script[1:]
@@ -297,7 +294,7 @@ func (r *Request) missingReasoning() int {
 	return -1
 }
 
-// flushWriter writes and flushes each piece.
+// flush writes p and flushes it.
 func flush(w http.ResponseWriter, p []byte) error {
 	if _, err := w.Write(p); err != nil {
 		return err

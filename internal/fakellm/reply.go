@@ -19,8 +19,6 @@ type Reply struct {
 
 	// Chunks are the stream's events, each the JSON of one data: line.
 	Chunks []string
-	// NoDone leaves out the final data: [DONE].
-	NoDone bool
 	// Pieces, when not nil, writes the stream's bytes in pieces of random
 	// length (1 to 48 bytes), each flushed on its own, cut anywhere: inside
 	// a data line, inside the JSON of tool arguments, inside a character.
@@ -219,7 +217,7 @@ func (rp Reply) write(w http.ResponseWriter, hr *http.Request, req *Request) {
 	for _, c := range rp.Chunks {
 		b.WriteString("data: " + c + "\n\n")
 	}
-	if !rp.NoDone && !rp.Stall && !rp.Cut {
+	if !rp.Stall && !rp.Cut {
 		b.WriteString("data: [DONE]\n\n")
 	}
 	data := []byte(b.String())
