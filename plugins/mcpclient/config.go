@@ -72,7 +72,7 @@ type Config struct {
 	ToolCallTimeoutMs int `yaml:"toolCallTimeoutMs" json:"toolCallTimeoutMs" desc:"Timeout of one tool call in milliseconds (default 60000)."`
 	// StartupTimeoutMs bounds connecting and the first listing (default
 	// 30000).
-	StartupTimeoutMs int `yaml:"startupTimeoutMs" json:"startupTimeoutMs" desc:"Timeout of connecting and the first tools/list in milliseconds (default 30000)."`
+	StartupTimeoutMs int `yaml:"startupTimeoutMs" json:"startupTimeoutMs" desc:"Timeout of each connection (connecting and its tools/list, at start and at each reconnect) and of each re-listing, in milliseconds (default 30000)."`
 	// Protocol is the handshake strategy: auto (default), legacy or modern.
 	Protocol string `yaml:"protocol" json:"protocol" enum:"auto,legacy,modern" desc:"Handshake: auto (initialize, falling back to server/discover), legacy (initialize only) or modern (server/discover first)."`
 

@@ -157,27 +157,27 @@ func (h *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		r.Header.Set(k, v)
 	}
 	resp, err := h.next.RoundTrip(r)
-	if err != nil && h.lost != nil && r.Context().Err() == nil {
-		h.lost(fmt.Errorf("%s %s: %w", r.Method, r.URL.Redacted(), err))
+	if err != nil {
+		if r.Context().Err() == nil {
+			h.lost(fmt.Errorf("%s %s: %w", r.Method, r.URL.Redacted(), err))
+		}
+		return resp, err
 	}
-	if err == nil && resp.StatusCode == http.StatusOK && h.lost != nil &&
-		strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+	sse := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+	if sse && resp.StatusCode == http.StatusOK {
 		// An event stream — the GET listening stream, a subscriptions/listen
 		// or a call answered as a stream: the server's death shows here first.
 		resp.Body = &watchedBody{ReadCloser: resp.Body, ctx: r.Context(), lost: h.lost}
 	}
-	if err == nil {
-		// mcp-go reads bodies whole and copies error pages into errors: bound
-		// them as the stdio transport bounds a line. An event stream is long
-		// lived, so there the bound is per line (an SSE field), not per body.
-		sse := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
-		resp.Body = &boundedBody{ReadCloser: resp.Body, max: MaxMessageBytes, lines: sse}
-		if resp.StatusCode >= 300 && !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-			// An error page ends up in an error text, shown to the model.
-			resp.Body = &clippedBody{ReadCloser: resp.Body, max: errorPageBytes, secrets: h.secrets}
-		}
+	// mcp-go reads bodies whole and copies error pages into errors: bound
+	// them as the stdio transport bounds a line. An event stream is long
+	// lived, so there the bound is per line (an SSE field), not per body.
+	resp.Body = &boundedBody{ReadCloser: resp.Body, max: MaxMessageBytes, lines: sse}
+	if resp.StatusCode >= 300 && !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		// An error page ends up in an error text, shown to the model.
+		resp.Body = &clippedBody{ReadCloser: resp.Body, max: errorPageBytes, secrets: h.secrets}
 	}
-	return resp, err
+	return resp, nil
 }
 
 // errorPageBytes is how much of an HTTP error page reaches an error text.

@@ -17,25 +17,23 @@ func withChain(cfg Config, self *loop.Self) Config {
 	chain := self.Next()
 	switch cfg.Transport {
 	case TransportStdio:
-		env := make(map[string]string, len(cfg.Env)+1)
-		for k, v := range cfg.Env {
-			if !strings.EqualFold(k, loop.EnvVar) {
-				env[k] = v
-			}
-		}
-		env[loop.EnvVar] = chain
-		cfg.Env = env
+		cfg.Env = withKey(cfg.Env, loop.EnvVar, chain)
 	case TransportHTTP:
-		headers := make(map[string]string, len(cfg.Headers)+1)
-		for k, v := range cfg.Headers {
-			if !strings.EqualFold(k, loop.Header) {
-				headers[k] = v
-			}
-		}
-		headers[loop.Header] = chain
-		cfg.Headers = headers
+		cfg.Headers = withKey(cfg.Headers, loop.Header, chain)
 	}
 	return cfg
+}
+
+// withKey returns a copy of m where key (in any case) has value v.
+func withKey(m map[string]string, key, v string) map[string]string {
+	out := make(map[string]string, len(m)+1)
+	for k, x := range m {
+		if !strings.EqualFold(k, key) {
+			out[k] = x
+		}
+	}
+	out[key] = v
+	return out
 }
 
 // checkLoop fails the connection when the server is a harness gateway that

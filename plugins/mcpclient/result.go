@@ -80,3 +80,28 @@ func mapResult(raw json.RawMessage, rawName string) (mapped, error) {
 	}
 	return out, nil
 }
+
+// textResult is a tools/call result with its content blocks decoded in one
+// pass.
+type textResult struct {
+	Content []block `json:"content"`
+	IsError bool    `json:"isError"`
+}
+
+// mapTextResult is [mapResult] with a fast path for the usual result, text
+// blocks only: one decoding pass instead of one per block, the same text.
+// Every other result goes to mapResult.
+func mapTextResult(raw json.RawMessage, rawName string) (mapped, error) {
+	var r textResult
+	if json.Unmarshal(raw, &r) != nil || len(r.Content) == 0 {
+		return mapResult(raw, rawName)
+	}
+	parts := make([]string, len(r.Content))
+	for i, b := range r.Content {
+		if b.Type != "text" {
+			return mapResult(raw, rawName)
+		}
+		parts[i] = b.Text
+	}
+	return mapped{Text: strings.Join(parts, "\n"), IsError: r.IsError}, nil
+}

@@ -2,13 +2,13 @@ package mcpclient
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,8 +22,10 @@ import (
 )
 
 // supervisor is one instance's owner of its connection, its registration
-// and its calls. Its goroutine (run) makes every connection, every listing
-// and every swap, one at a time; calls read the current session under mu.
+// and its calls. Its goroutine (run) makes every connection and every
+// listing, one at a time. Every registry swap — of a listing, of a change of
+// the filters, of TakeOver — holds syncMu, so swaps never interleave; calls
+// read the current session under mu.
 //
 // The rules, in order:
 //
@@ -34,8 +36,9 @@ import (
 //     which swaps the predecessor's registration for it in one step; from
 //     then on the predecessor is retired: it lists and swaps nothing, and
 //     hands any call that reaches it to its successor.
-//  3. list_changed (and a change of the live filters) re-lists and swaps,
-//     in the run goroutine: listings never overlap.
+//  3. list_changed re-lists and swaps, in the run goroutine: listings never
+//     overlap. A change of the live filters swaps the last listing,
+//     filtered anew, without listing.
 //  4. When the connection is lost: with reconnect disabled, the tools go and
 //     the entry fails. Otherwise the entry is reconnecting and the tools
 //     stay; attempt n waits reconnect.delay(n), connects, lists and swaps;
@@ -74,8 +77,7 @@ type supervisor struct {
 	closeSess  func(context.Context) error // closes sess, once
 	last       *session                    // the latest session made, for status (stderr, pid)
 	changed    chan struct{}               // closed and replaced at every change of sess, gaveUp, successor
-	gaveUp     error
-	phase      string
+	gaveUp     error                       // why the instance stopped serving for good (start failed, gave up)
 	attempt    int
 	nextTry    time.Time
 	lastErr    string
@@ -99,7 +101,7 @@ type supervisor struct {
 // generation is the set of tools registered (or staged) from one listing.
 type generation struct {
 	names  []NamePair
-	digest string
+	digest [sha256.Size]byte
 	batch  []tools.Tool
 	set    *tools.Set // nil while staged
 }
@@ -121,7 +123,6 @@ func newSupervisor(ctx *host.Context, cfg *Config, reg *tools.Registry) *supervi
 		server:  cfg.ServerName,
 		syncReq: make(chan struct{}, 1),
 		changed: make(chan struct{}),
-		phase:   "connecting",
 	}
 	s.cfg.store(cfg)
 	return s
@@ -170,7 +171,8 @@ func (s *supervisor) bumpLocked() {
 func (s *supervisor) run(life context.Context, done func(error)) {
 	sess, list, err := s.connect(life)
 	if err != nil {
-		s.setPhase("failed")
+		err = fmt.Errorf("mcp-client(%s): %w", s.server, err)
+		s.failed(err)
 		done(err)
 		return
 	}
@@ -178,7 +180,7 @@ func (s *supervisor) run(life context.Context, done func(error)) {
 	err = s.sync(list)
 	s.noteSync(err)
 	if err != nil {
-		s.setPhase("failed")
+		s.failed(err)
 		done(err) // the disposal closes the session
 		return
 	}
@@ -206,7 +208,7 @@ func (s *supervisor) connect(life context.Context) (*session, []rawTool, error) 
 	chained := withChain(*cfg, s.self)
 	c, err := dial(life, s.spawn, &chained, s.ctx.Dir(), s.log, s.secrets)
 	if err != nil {
-		return nil, nil, fmt.Errorf("mcp-client(%s): %w", s.server, err)
+		return nil, nil, err
 	}
 	if sc, ok := c.(*stdioConn); ok {
 		s.log.Debug("server started", "pid", sc.PID(), "command", cfg.describe())
@@ -233,11 +235,7 @@ func (s *supervisor) connect(life context.Context) (*session, []rawTool, error) 
 			err = fmt.Errorf("startup timed out after %s (startupTimeoutMs): %w", cfg.startupTimeout(), sess.explain(err))
 		}
 		_ = sess.close()
-		var named *listingError
-		if errors.As(err, &named) {
-			return nil, nil, err // the seeds' messages name the server already
-		}
-		return nil, nil, fmt.Errorf("mcp-client(%s): %w", s.server, s.secrets.Err(err))
+		return nil, nil, s.secrets.Err(err)
 	}
 	return sess, list, nil
 }
@@ -255,7 +253,7 @@ func (s *supervisor) install(sess *session) {
 	// The count of attempts stays: only a connection that stays up
 	// maxDelayMs starts it again (recover), so a server that crashes soon
 	// after every start is given up on.
-	s.sess, s.since, s.phase = sess, time.Now(), "connected"
+	s.sess, s.since = sess, time.Now()
 	s.nextTry, s.lastErr = time.Time{}, ""
 	s.bumpLocked()
 }
@@ -285,7 +283,6 @@ func (s *supervisor) recover(life context.Context, lost *session) *session {
 	}
 	if retired {
 		// A successor serves: calls that still reach us go there.
-		s.setPhase("lost")
 		return nil
 	}
 	if !cfg.Reconnect.Enabled {
@@ -293,7 +290,6 @@ func (s *supervisor) recover(life context.Context, lost *session) *session {
 		return nil
 	}
 	s.log.Info("the connection was lost; reconnecting", "err", reason)
-	s.setPhase("reconnecting")
 	s.ctx.Reconnecting(fmt.Errorf("mcp-client(%s): %w", s.server, reason))
 	for {
 		cfg := s.config()
@@ -323,9 +319,9 @@ func (s *supervisor) recover(life context.Context, lost *session) *session {
 				return nil
 			}
 			s.mu.Lock()
-			s.lastErr = strings.TrimPrefix(err.Error(), fmt.Sprintf("mcp-client(%s): ", s.server))
+			s.lastErr = err.Error()
 			s.mu.Unlock()
-			s.ctx.Reconnecting(fmt.Errorf("mcp-client(%s): attempt %d/%d failed: %s", s.server, attempt, cfg.Reconnect.MaxAttempts, s.lastErrText()))
+			s.ctx.Reconnecting(fmt.Errorf("mcp-client(%s): attempt %d/%d failed: %s", s.server, attempt, cfg.Reconnect.MaxAttempts, err))
 			continue
 		}
 		s.install(sess)
@@ -384,12 +380,33 @@ func (s *supervisor) pause(life context.Context, d time.Duration) bool {
 // entry.
 func (s *supervisor) giveUp(err error) {
 	s.dropTools()
+	s.failed(err)
+	s.ctx.Fail(err)
+}
+
+// failed records why the instance stopped serving for good; calls waiting
+// for a session get that error.
+func (s *supervisor) failed(err error) {
 	s.mu.Lock()
 	s.gaveUp = err
-	s.phase = "failed"
 	s.bumpLocked()
 	s.mu.Unlock()
-	s.ctx.Fail(err)
+}
+
+// phaseLocked names where the connection stands, for status and outage
+// messages: each is a fact the fields already hold.
+func (s *supervisor) phaseLocked() string {
+	switch {
+	case s.gaveUp != nil:
+		return "failed"
+	case s.sess != nil:
+		return "connected"
+	case s.successor != nil:
+		return "lost" // retired, and its connection is gone: calls go to the successor
+	case s.since.IsZero():
+		return "connecting"
+	}
+	return "reconnecting"
 }
 
 // requestSync asks for a re-sync. Requests made while one is pending merge
@@ -426,15 +443,19 @@ func (s *supervisor) resync(life context.Context) {
 }
 
 // refilter applies a change of enabledTools/disabledTools to the last
-// listing, without asking the server.
-func (s *supervisor) refilter() {
+// listing, without asking the server. It reads the listing under syncMu, so
+// a re-sync that registers a newer one meanwhile is never undone.
+func (s *supervisor) refilter(context.Context) {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
 	s.mu.Lock()
 	list := s.lastList
 	s.mu.Unlock()
-	if list != nil {
-		if err := s.sync(list); err != nil {
-			s.log.Warn("applying the new tool filters failed", "err", err)
-		}
+	if list == nil {
+		return
+	}
+	if err := s.syncLocked(list); err != nil {
+		s.log.Warn("applying the new tool filters failed", "err", err)
 	}
 }
 
@@ -454,12 +475,17 @@ func (s *supervisor) noteSync(err error) {
 // sync semantics: an invalid listing changes nothing; a registration
 // conflict leaves the server with no tools and says so loudly).
 func (s *supervisor) sync(list []rawTool) error {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	return s.syncLocked(list)
+}
+
+// syncLocked is sync, with syncMu held.
+func (s *supervisor) syncLocked(list []rawTool) error {
 	gen, hidden, err := s.generation(list)
 	if err != nil {
 		return err
 	}
-	s.syncMu.Lock()
-	defer s.syncMu.Unlock()
 	s.mu.Lock()
 	s.hidden, s.lastList = hidden, list
 	prev, staging, retired := s.gen, s.pred != nil, s.successor != nil
@@ -487,7 +513,7 @@ func (s *supervisor) sync(list []rawTool) error {
 		if !errors.Is(err, tools.ErrConflict) {
 			return err // the instance is being disposed
 		}
-		err = listingErrorf("mcp-client(%s): tool registration failed, no tools registered: %w", s.server, err)
+		err = fmt.Errorf("mcp-client(%s): tool registration failed, no tools registered: %w", s.server, err)
 		s.log.Error(err.Error())
 		return err
 	}
@@ -510,15 +536,15 @@ func (s *supervisor) generation(list []rawTool) (*generation, int, error) {
 	hidden := 0
 	for _, t := range list {
 		if t.Name == "" {
-			return nil, 0, listingErrorf("mcp-client(%s): server listed a tool without a name — invalid tool list", server)
+			return nil, 0, fmt.Errorf("mcp-client(%s): server listed a tool without a name — invalid tool list", server)
 		}
 		if byRaw[t.Name] {
-			return nil, 0, listingErrorf("mcp-client(%s): server listed tool %q more than once — invalid tool list", server, t.Name)
+			return nil, 0, fmt.Errorf("mcp-client(%s): server listed tool %q more than once — invalid tool list", server, t.Name)
 		}
 		byRaw[t.Name] = true
 		public := PublicName(server, t.Name)
 		if other, dup := byPublic[public]; dup {
-			return nil, 0, listingErrorf("mcp-client(%s): server listed tools %q and %q, which both become %q — invalid tool list", server, other, t.Name, public)
+			return nil, 0, fmt.Errorf("mcp-client(%s): server listed tools %q and %q, which both become %q — invalid tool list", server, other, t.Name, public)
 		}
 		byPublic[public] = t.Name
 		if !cfg.exposes(t.Name) {
@@ -535,28 +561,17 @@ func (s *supervisor) generation(list []rawTool) (*generation, int, error) {
 // digestTools identifies a listing by everything that reaches the model,
 // the rest of each tool's definition (title, annotations), which the gateway
 // serves, and the filters.
-func digestTools(list []rawTool, cfg *Config) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%q %q\n", cfg.EnabledTools, cfg.DisabledTools)
+func digestTools(list []rawTool, cfg *Config) [sha256.Size]byte {
+	h := sha256.New()
+	fmt.Fprintf(h, "%q %q\n", cfg.EnabledTools, cfg.DisabledTools)
 	for _, t := range list {
-		fmt.Fprintf(&b, "%q %q %d:", t.Name, t.Description, len(t.InputSchema))
-		b.Write(t.InputSchema)
-		fmt.Fprintf(&b, " %d:", len(t.Definition))
-		b.Write(t.Definition)
-		b.WriteByte('\n')
+		fmt.Fprintf(h, "%q %q %d:", t.Name, t.Description, len(t.InputSchema))
+		h.Write(t.InputSchema)
+		fmt.Fprintf(h, " %d:", len(t.Definition))
+		h.Write(t.Definition)
+		h.Write([]byte{'\n'})
 	}
-	return b.String()
-}
-
-// listingError is a sync failure in the seeds' words, which start with
-// "mcp-client(<serverName>): ".
-type listingError struct{ err error }
-
-func (e *listingError) Error() string { return e.err.Error() }
-func (e *listingError) Unwrap() error { return e.err }
-
-func listingErrorf(format string, args ...any) error {
-	return &listingError{fmt.Errorf(format, args...)}
+	return [sha256.Size]byte(h.Sum(nil))
 }
 
 // takeOver swaps pred's registration (nil: none) for the staged generation
@@ -616,7 +631,7 @@ func (s *supervisor) reconfigure(next *Config) {
 		s.mu.Unlock()
 	}
 	if !slices.Equal(cur.EnabledTools, cfg.EnabledTools) || !slices.Equal(cur.DisabledTools, cfg.DisabledTools) {
-		go s.refilter() // off the host's goroutine; swaps are serialized by syncMu
+		_ = s.ctx.Go("apply the tool filters", s.refilter) // off the host's goroutine; fails only once disposed
 	}
 }
 
@@ -640,12 +655,6 @@ func (s *supervisor) toolCount() int {
 		return 0
 	}
 	return len(s.gen.names)
-}
-
-func (s *supervisor) setPhase(p string) {
-	s.mu.Lock()
-	s.phase = p
-	s.mu.Unlock()
 }
 
 // leave uncounts a call that session counted here.
@@ -686,8 +695,8 @@ var errStopped = errors.New("the server's entry was stopped")
 // session returns the session a call should use: this instance's, once it
 // is up, or — retired — its successor's (rule 5). It waits up to ctx. The
 // call is counted on the instance whose session it gets, in the same step
-// (drain waits for it there); leave uncounts it.
-func (s *supervisor) session(ctx context.Context) (owner *supervisor, sess *session, leave func(), err error) {
+// (drain waits for it there); owner.leave uncounts it.
+func (s *supervisor) session(ctx context.Context) (owner *supervisor, sess *session, err error) {
 	for {
 		s.mu.Lock()
 		sess, changed, next, gaveUp := s.sess, s.changed, s.successor, s.gaveUp
@@ -705,17 +714,17 @@ func (s *supervisor) session(ctx context.Context) (owner *supervisor, sess *sess
 			s = next
 			continue
 		case sess != nil:
-			return s, sess, s.leave, nil
+			return s, sess, nil
 		case gaveUp != nil:
-			return s, nil, nil, gaveUp
+			return s, nil, gaveUp
 		case s.ctx.Context().Err() != nil:
-			return s, nil, nil, errStopped
+			return s, nil, errStopped
 		}
 		select {
 		case <-changed:
 		case <-s.ctx.Context().Done():
 		case <-ctx.Done():
-			return s, nil, nil, ctx.Err()
+			return s, nil, ctx.Err()
 		}
 	}
 }
@@ -734,7 +743,7 @@ func isDone(c <-chan struct{}) bool {
 func (s *supervisor) outage() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.phase != "reconnecting" {
+	if s.phaseLocked() != "reconnecting" {
 		return ""
 	}
 	max := s.config().Reconnect.MaxAttempts
@@ -749,11 +758,11 @@ func (s *supervisor) executor(raw string) tools.Executor {
 		cctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		for {
-			owner, sess, leave, err := s.session(cctx)
+			owner, sess, err := s.session(cctx)
 			if err == nil {
 				var res json.RawMessage
 				res, err = sess.callTool(cctx, raw, tools.ObjectArgs(args))
-				leave()
+				owner.leave()
 				if err == nil {
 					return owner.result(res, raw)
 				}
@@ -795,13 +804,6 @@ func (s *supervisor) result(raw json.RawMessage, name string) (tools.Result, err
 	return tools.Result{Text: budget(m.Text, s.config().MaxResultBytes), IsError: m.IsError, Raw: raw}, nil
 }
 
-// textResult is a tools/call result with its content blocks decoded in one
-// pass.
-type textResult struct {
-	Content []block `json:"content"`
-	IsError bool    `json:"isError"`
-}
-
 // budget cuts text to at most max bytes (0: no limit), at a UTF-8 boundary,
 // and says so at the end, so the model knows the result is incomplete.
 func budget(text string, max int) string {
@@ -812,29 +814,11 @@ func budget(text string, max int) string {
 	return fmt.Sprintf("%s\n[result truncated: %d of %d bytes shown (maxResultBytes)]", cut, len(cut), len(text))
 }
 
-// mapTextResult is [mapResult] with a fast path for the usual result, text
-// blocks only: one decoding pass instead of one per block, the same text.
-// Every other result goes to mapResult.
-func mapTextResult(raw json.RawMessage, rawName string) (mapped, error) {
-	var r textResult
-	if json.Unmarshal(raw, &r) != nil || len(r.Content) == 0 {
-		return mapResult(raw, rawName)
-	}
-	parts := make([]string, len(r.Content))
-	for i, b := range r.Content {
-		if b.Type != "text" {
-			return mapResult(raw, rawName)
-		}
-		parts[i] = b.Text
-	}
-	return mapped{Text: strings.Join(parts, "\n"), IsError: r.IsError}, nil
-}
-
 // status fills the live part of st.
 func (s *supervisor) status(st *Status, red *secret.Set) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st.Phase = s.phase
+	st.Phase = s.phaseLocked()
 	st.Syncs = s.syncs
 	st.SyncError = red.Redact(s.syncErr)
 	if !s.lastSync.IsZero() {
@@ -853,7 +837,7 @@ func (s *supervisor) status(st *Status, red *secret.Set) {
 		t := s.since
 		st.ConnectedSince = &t
 	}
-	if s.phase == "reconnecting" && s.attempt > 0 {
+	if st.Phase == "reconnecting" && s.attempt > 0 {
 		st.Attempt, st.MaxAttempts = s.attempt, st.Reconnect.MaxAttempts
 		if !s.nextTry.IsZero() && s.nextTry.After(time.Now()) {
 			t := s.nextTry
