@@ -2,6 +2,7 @@ package mcpclient
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -215,6 +216,51 @@ func TestReconnectCrashLoopGivesUp(t *testing.T) {
 	}
 }
 
+// A live edit of the reconnect policy during an outage starts the count of
+// attempts again, with the new policy.
+func TestReconnectEditStartsTheCountAgain(t *testing.T) {
+	t.Parallel()
+	hx := newHarness(t)
+	args := hx.downServer(map[string]any{"reconnect": map[string]any{"initialDelayMs": 20, "maxDelayMs": 20, "maxAttempts": 1000}})
+	hx.WaitEntry("a", waitTimeout, "three failed attempts", func(e host.EntryStatus) bool {
+		st, _ := e.Details.(*Status)
+		return e.State == host.Reconnecting && st != nil && st.Attempt >= 3
+	})
+	// Counted on, the attempts would say 4/5, then give up.
+	other := map[string]any{"reconnect": map[string]any{"initialDelayMs": 20, "maxDelayMs": 20, "maxAttempts": 5}}
+	hx.mustLoad(yml(hx.stdio("a", "srv", other, args...)))
+	hx.WaitEntry("a", waitTimeout, "attempt 1 of 5 failed", func(e host.EntryStatus) bool {
+		return e.State == host.Reconnecting && strings.Contains(e.Error, "attempt 1/5 failed")
+	})
+}
+
+// An edit while the server is down starts a successor beside the instance
+// that reconnects: the attempts hold while it starts (the edit supersedes
+// them), and resume when it fails.
+func TestReconnectHoldsWhileASuccessorStarts(t *testing.T) {
+	t.Parallel()
+	hx := newHarness(t)
+	cfg := map[string]any{"reconnect": map[string]any{"initialDelayMs": 20, "maxDelayMs": 20, "maxAttempts": 100000}}
+	hx.downServer(cfg)
+	attempt := func(e host.EntryStatus) int {
+		if st, _ := e.Details.(*Status); st != nil {
+			return st.Attempt
+		}
+		return 0
+	}
+	before := attempt(hx.WaitEntry("a", waitTimeout, "two failed attempts", func(e host.EntryStatus) bool { return attempt(e) >= 2 }))
+	// A successor that never answers initialize, for 600 ms: unheld, the
+	// attempts (one each 20 ms and a spawn) would go on meanwhile.
+	hang := map[string]any{"startupTimeoutMs": 600, "reconnect": cfg["reconnect"]}
+	hx.mustLoad(yml(hx.stdio("a", "srv", hang, "--only", "echo,pid", "--hang-on", "initialize")))
+	e := hx.WaitEntry("a", waitTimeout, "the failed reload", func(e host.EntryStatus) bool { return e.Note != "" })
+	if n := attempt(e); n > before+3 {
+		t.Fatalf("attempts went from %d to %d while the successor started: they were not held", before, n)
+	}
+	held := attempt(e)
+	hx.WaitEntry("a", waitTimeout, "attempts again", func(e host.EntryStatus) bool { return attempt(e) > held+2 })
+}
+
 // reconnect.enabled turned off by a live edit during an outage: the
 // attempts stop, and the entry fails.
 func TestReconnectTurnedOffDuringAnOutage(t *testing.T) {
@@ -245,7 +291,7 @@ func TestReconnectHTTPServerRestarted(t *testing.T) {
 			}
 			addr := ln.Addr().String()
 			serve := func(ln net.Listener) *http.Server {
-				srv := &http.Server{Handler: fixture.HTTPHandler(fixture.Options{Only: []string{"echo", "pid"}, Stderr: discard{}})}
+				srv := &http.Server{Handler: fixture.HTTPHandler(fixture.Options{Only: []string{"echo", "pid"}, Stderr: io.Discard})}
 				go func() { _ = srv.Serve(ln) }()
 				return srv
 			}
@@ -277,10 +323,6 @@ func TestReconnectHTTPServerRestarted(t *testing.T) {
 	}
 }
 
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
-
 // With reconnect disabled, an HTTP server that dies fails its entry and
 // takes its tools (v1's behaviour, now noticed).
 func TestReconnectDisabledHTTP(t *testing.T) {
@@ -289,7 +331,7 @@ func TestReconnectDisabledHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: fixture.HTTPHandler(fixture.Options{Only: []string{"echo"}, Stderr: discard{}})}
+	srv := &http.Server{Handler: fixture.HTTPHandler(fixture.Options{Only: []string{"echo"}, Stderr: io.Discard})}
 	go func() { _ = srv.Serve(ln) }()
 	hx := newHarness(t)
 	hx.mustLoad(yml(httpEntry("w", "web", "http://"+ln.Addr().String()+"/mcp", map[string]any{"reconnect": map[string]any{"enabled": false}})))
