@@ -16,8 +16,8 @@ import (
 	"github.com/harness-go/harness/plugins/agent"
 )
 
-// ExitInterrupted is ask's exit code when Ctrl-C ends the turn (128 +
-// SIGINT, as shells report it).
+// ExitInterrupted is ask's exit code when a signal ends it: Ctrl-C, and
+// SIGTERM or SIGHUP alike (128 + SIGINT, as shells report Ctrl-C).
 const ExitInterrupted = 130
 
 // noAgentHint says how to add an agent entry, on one line.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -170,22 +171,27 @@ func TestAskExitCodes(t *testing.T) {
 	}
 }
 
-// Ctrl-C during the answer ends ask with 130; the server sees the stream
-// go away.
+// Ctrl-C during the answer ends ask with 130, and so does SIGTERM (any
+// signal, as the help says); the server sees the stream go away.
 func TestAskInterrupted(t *testing.T) {
 	t.Parallel()
-	srv := fakellm.Start(t, fakellm.Reply{Chunks: fakellm.Text("Once upon a time"), Stall: true})
-	r := runMain(t, agentEntry("m", srv.URL), nil, false, func(out, _ *lines, sigs chan<- os.Signal) {
-		out.waitFor(t, "Once upon a time")
-		sigs <- os.Interrupt
-	}, "ask", "story")
-	if r.code != ExitInterrupted || !strings.Contains(r.stderr, "harness ask: cancelled") {
-		t.Fatal(r)
-	}
-	req := srv.Wait(1, time.Second)
-	<-req.Done()
-	if !req.Cancelled() {
-		t.Fatal("the server did not see the cancellation")
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
+			srv := fakellm.Start(t, fakellm.Reply{Chunks: fakellm.Text("Once upon a time"), Stall: true})
+			r := runMain(t, agentEntry("m", srv.URL), nil, false, func(out, _ *lines, sigs chan<- os.Signal) {
+				out.waitFor(t, "Once upon a time")
+				sigs <- sig
+			}, "ask", "story")
+			if r.code != ExitInterrupted || !strings.Contains(r.stderr, "harness ask: cancelled") {
+				t.Fatal(r)
+			}
+			req := srv.Wait(1, time.Second)
+			<-req.Done()
+			if !req.Cancelled() {
+				t.Fatal("the server did not see the cancellation")
+			}
+		})
 	}
 }
 

@@ -34,8 +34,9 @@ Flags (anywhere on the line):
 Exit codes: 0 success; 1 a tool returned an error result, or an entry failed or
 did not settle within --wait, or (ask) the model's API failed; 2 a usage error,
 an unknown tool, arguments that are not JSON, a configuration that does not
-load, or (ask) no agent entry or no API key; 130 ask interrupted by Ctrl-C;
-141 the reader of stdout went away (every server was stopped first).
+load, or (ask) no agent entry or no API key; 130 ask ended by a signal (Ctrl-C,
+SIGTERM, SIGHUP); 141 the reader of stdout went away (every server was stopped
+first).
 
 Results go to stdout; logs, progress and reload events to stderr.
 `
@@ -83,7 +84,7 @@ logs only.
 Exits 0 when the model answered; 1 when the model's API failed or the turn
 reached maxSteps; 2 on a usage error, a configuration that does not load, no
 agent entry, or no API key where the endpoint needs one (it says how to set
-it); 130 when Ctrl-C cancelled the turn.
+it); 130 when a signal (Ctrl-C, SIGTERM or SIGHUP) ended it.
 `,
 	"tools": `Usage: harness tools [flags] [--json]
 

@@ -76,9 +76,12 @@ type Config struct {
 	RequestTimeoutMs int `yaml:"requestTimeoutMs" json:"requestTimeoutMs" desc:"Timeout until the response headers arrive, in milliseconds (default 60000)."`
 	// StreamIdleTimeoutMs bounds the silence between two events of a stream.
 	StreamIdleTimeoutMs int `yaml:"streamIdleTimeoutMs" json:"streamIdleTimeoutMs" desc:"The longest silence inside a stream, in milliseconds (default 300000); longer is an error."`
-	// Retries is how often a request that failed with 429, 5xx, a reset or
-	// insufficient_system_resource is sent again, with backoff.
-	Retries int `yaml:"retries" json:"retries" desc:"Retries of a request refused with 429 or 5xx, reset, or cut for insufficient_system_resource, before any text arrived (default 5; backoff 500 ms doubling to 10 s, with jitter)."`
+	// Retries is how often a request is sent again, with backoff, when it
+	// failed with 429 or 5xx, a reset, a stream that ended without a finish
+	// reason, an overload error inside the stream or
+	// insufficient_system_resource, as long as nothing of the answer
+	// arrived.
+	Retries int `yaml:"retries" json:"retries" desc:"Retries of a request refused with 429 or 5xx, reset, ended without a finish reason, or cut for overload or insufficient_system_resource, before any of the answer arrived (default 5; backoff 500 ms doubling to 10 s, with jitter)."`
 }
 
 // DefaultConfig returns the configuration before cordis.yml is applied.
