@@ -164,8 +164,8 @@ func (hs *harness) keyVars(id string) []string {
 	return nil
 }
 
-// agentLine describes an agent in one line: model, endpoint, tools, and a
-// note (a missing key).
+// agentLine describes an agent in one inert line: model, endpoint, tools,
+// and a note (a missing key). The model is the file's words: escaped.
 func agentLine(a *agent.Agent) string {
 	info := a.Info()
 	line := fmt.Sprintf("%s: %s at %s, %s", info.ID, info.Model, info.Endpoint, plural(info.Tools, "tool"))
@@ -175,5 +175,5 @@ func agentLine(a *agent.Agent) string {
 	if info.Note != "" {
 		line += "; " + info.Note
 	}
-	return line
+	return safe.Line(line)
 }

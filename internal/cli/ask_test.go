@@ -472,8 +472,8 @@ func TestAskToolLinesAreInert(t *testing.T) {
 }
 
 // A plugin's own status lines are escaped like the rest of the status, in
-// `harness status` and in /status: an agent's model name is the file's
-// words.
+// `harness status` and in /status, and so is /agent: an agent's model name
+// is the file's words.
 func TestStatusLinesAreEscaped(t *testing.T) {
 	t.Parallel()
 	config := agentEntry("m", "http://127.0.0.1:1", `model: "m\e]0;title\a"`)
@@ -485,6 +485,8 @@ func TestStatusLinesAreEscaped(t *testing.T) {
 	s := start(t, config, false)
 	s.send("/status")
 	s.out.waitFor(t, want)
+	s.send("/agent")
+	s.out.waitFor(t, `* m: m\x1b]0;title`)
 	s.send("/quit")
 	if code := s.exit(); code != 0 {
 		t.Fatalf("exit %d", code)
