@@ -1269,6 +1269,15 @@ func TestModelSubset(t *testing.T) {
 		tools.Tool{Name: "c_keep", Execute: says("c")},
 	)
 	all := r.ModelJSON()
+	// The raw bytes of each element of the unfiltered list, by name.
+	var allEls []json.RawMessage
+	if err := json.Unmarshal(all, &allEls); err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]json.RawMessage{}
+	for i, m := range parseModel(t, all) {
+		byName[m.Function.Name] = allEls[i]
+	}
 	for _, tc := range []struct {
 		name string
 		keep func(string) bool
@@ -1283,15 +1292,16 @@ func TestModelSubset(t *testing.T) {
 			if n != len(tc.want) {
 				t.Fatalf("n = %d, want %d", n, len(tc.want))
 			}
+			var els []json.RawMessage
+			if err := json.Unmarshal(b, &els); err != nil {
+				t.Fatal(err)
+			}
 			names := []string{}
-			for _, m := range parseModel(t, b) {
+			for i, m := range parseModel(t, b) {
 				names = append(names, m.Function.Name)
 				// Each element is the very bytes of the unfiltered list.
-				el, _ := json.Marshal(m.Function.Name)
-				i := bytes.Index(all, append([]byte(`{"type":"function","function":{"name":`), el...))
-				j := bytes.Index(b, append([]byte(`{"type":"function","function":{"name":`), el...))
-				if i < 0 || j < 0 {
-					t.Fatalf("element of %s missing", m.Function.Name)
+				if want, ok := byName[m.Function.Name]; !ok || !bytes.Equal(els[i], want) {
+					t.Fatalf("element %d is not the unfiltered list's bytes for %s:\n%s\n%s", i, m.Function.Name, els[i], want)
 				}
 			}
 			if !slices.Equal(names, tc.want) {
