@@ -6,8 +6,8 @@ import (
 	"io"
 	"slices"
 	"testing"
-	"time"
 
+	"github.com/harness-go/harness/internal/mcptest"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -60,53 +60,20 @@ func TestMcpGoClient(t *testing.T) {
 				})
 				tr = transport.NewIO(outR, inW, io.NopCloser(&emptyReader{}))
 			}
-			var opts []client.ClientOption
-			if tc.legacy {
-				opts = append(opts, client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION))
-			}
-			cl := client.NewClient(tr, opts...)
 			ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 			defer cancel()
-			if err := cl.Start(ctx); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { cl.Close() })
-			changed := make(chan struct{}, 16)
-			listening := make(chan struct{}, 1)
-			cl.OnNotification(func(n mcp.JSONRPCNotification) {
-				switch n.Method {
-				case string(mcp.MethodNotificationToolsListChanged):
-					changed <- struct{}{}
-				case string(mcp.MethodNotificationSubscriptionsAcknowledged):
-					listening <- struct{}{}
-				}
-			})
-			req := mcp.InitializeRequest{}
-			req.Params.ClientInfo = mcp.Implementation{Name: "t", Version: "0"}
-			if _, err := cl.Initialize(ctx, req); err != nil {
-				t.Fatalf("initialize: %v", err)
-			}
-			if !tc.legacy {
-				// From 2026-07-28 notifications are opt-in, on a
-				// subscriptions/listen stream.
-				go func() { _ = cl.Listen(ctx, mcp.SubscriptionFilter{ToolsListChanged: true}) }()
-				select {
-				case <-listening:
-				case <-time.After(waitTimeout):
-					t.Fatal("subscriptions/listen was never acknowledged")
-				}
-			}
-			wantTools(t, ctx, cl, "first")
-			wantCall(t, ctx, cl, "first", "first answer")
+			cl := mcptest.Connect(t, ctx, tr, tc.legacy)
+			wantTools(t, ctx, cl.Client, "first")
+			wantCall(t, ctx, cl.Client, "first", "first answer")
 
 			r.register(text("second", "second answer"))
 			select {
-			case <-changed:
-			case <-time.After(waitTimeout):
+			case <-cl.Changed:
+			case <-ctx.Done():
 				t.Fatal("no notifications/tools/list_changed")
 			}
-			wantTools(t, ctx, cl, "first", "second")
-			wantCall(t, ctx, cl, "second", "second answer")
+			wantTools(t, ctx, cl.Client, "first", "second")
+			wantCall(t, ctx, cl.Client, "second", "second answer")
 		})
 	}
 }

@@ -16,11 +16,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/harness-go/harness/internal/fixture"
+	"github.com/harness-go/harness/internal/mcptest"
 	"github.com/harness-go/harness/internal/npmtest"
 	"github.com/harness-go/harness/internal/proctest"
 )
@@ -236,40 +236,9 @@ func TestGatewayMcpGoClient(t *testing.T) {
 			} else {
 				tr = stdioServe(t, "-c", file)
 			}
-			var opts []client.ClientOption
-			if tc.legacy {
-				opts = append(opts, client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION))
-			}
-			cl := client.NewClient(tr, opts...)
 			ctx, cancel := context.WithTimeout(context.Background(), 2*waitTimeout)
-			defer cancel()
-			if err := cl.Start(ctx); err != nil {
-				t.Fatal(err)
-			}
-			defer cl.Close()
-			changed := make(chan struct{}, 64)
-			listening := make(chan struct{}, 1)
-			cl.OnNotification(func(n mcp.JSONRPCNotification) {
-				switch n.Method {
-				case string(mcp.MethodNotificationToolsListChanged):
-					changed <- struct{}{}
-				case string(mcp.MethodNotificationSubscriptionsAcknowledged):
-					listening <- struct{}{}
-				}
-			})
-			init := mcp.InitializeRequest{}
-			init.Params.ClientInfo = mcp.Implementation{Name: "e2e", Version: "0"}
-			if _, err := cl.Initialize(ctx, init); err != nil {
-				t.Fatalf("initialize: %v", err)
-			}
-			if !tc.legacy {
-				go func() { _ = cl.Listen(ctx, mcp.SubscriptionFilter{ToolsListChanged: true}) }()
-				select {
-				case <-listening:
-				case <-ctx.Done():
-					t.Fatal("subscriptions/listen was never acknowledged")
-				}
-			}
+			t.Cleanup(cancel) // after the client's close: ctx ends the stdio harness
+			cl := mcptest.Connect(t, ctx, tr, tc.legacy)
 			list := func() []string {
 				res, err := cl.ListTools(ctx, mcp.ListToolsRequest{})
 				if err != nil {
@@ -303,7 +272,7 @@ func TestGatewayMcpGoClient(t *testing.T) {
 			writeConfig(t, dir, fixtureEntry("fy", "fy", "--only", "echo")+ev)
 			for {
 				select {
-				case <-changed:
+				case <-cl.Changed:
 				case <-ctx.Done():
 					t.Fatal("no list_changed after the edit")
 				}
