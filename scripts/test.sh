@@ -56,7 +56,7 @@ done <<'TARGETS'
 ./host/jsexpr FuzzEval
 ./plugins/mcpclient FuzzPublicName
 ./plugins/mcpclient FuzzMapResult
-./plugins/mcpclient FuzzScanMessage
+./internal/jsonrpc FuzzScanMessage
 ./cmd/mcp-demo FuzzEvaluate
 TARGETS
 

@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,6 +23,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/harness-go/harness/host/secret"
+	"github.com/harness-go/harness/internal/jsonrpc"
 	"github.com/harness-go/harness/internal/proc"
 	"github.com/harness-go/harness/internal/safe"
 )
@@ -502,7 +502,7 @@ func (c *stdioConn) oversized(head []byte) {
 	if m == nil {
 		return
 	}
-	key := canonicalID(m[1])
+	key := jsonrpc.IDKey(m[1])
 	c.mu.Lock()
 	ch := c.pending[key]
 	delete(c.pending, key)
@@ -523,13 +523,13 @@ type message struct {
 
 // dispatch routes one line; false means it was not JSON-RPC.
 func (c *stdioConn) dispatch(line []byte) bool {
-	m, ok := scanMessage(line)
+	m, ok := jsonrpc.Scan(line)
 	if !ok {
 		var slow message
 		if json.Unmarshal(line, &slow) != nil {
 			return false
 		}
-		m = rawMessage{ID: slow.ID, Method: json.RawMessage(slow.Method), Result: slow.Result}
+		m = jsonrpc.Message{ID: slow.ID, Method: json.RawMessage(slow.Method), Result: slow.Result}
 		if slow.Error != nil {
 			m.Error, _ = json.Marshal(slow.Error)
 		}
@@ -556,7 +556,7 @@ func (c *stdioConn) dispatch(line []byte) bool {
 		}
 		c.serveRequest(req)
 	case hasID:
-		key := canonicalID(m.ID)
+		key := jsonrpc.IDKey(m.ID)
 		c.mu.Lock()
 		ch := c.pending[key]
 		delete(c.pending, key)
@@ -574,7 +574,7 @@ func (c *stdioConn) dispatch(line []byte) bool {
 		} else {
 			resp.Result = append(json.RawMessage(nil), m.Result...) // the line's buffer is reused
 		}
-		if id, ok := plainString(m.ID); ok {
+		if id, ok := jsonrpc.PlainString(m.ID); ok {
 			resp.ID = mcp.NewRequestId(id) // what decoding it would give
 		} else {
 			_ = json.Unmarshal(m.ID, &resp.ID)
@@ -791,51 +791,14 @@ func (c *stdioConn) reapLeftovers() {
 	}
 }
 
-// idKey is the map key of a request id; canonicalID of the echoed id must
+// idKey is the map key of a request id; jsonrpc.IDKey of the echoed id must
 // produce the same string.
 func idKey(id mcp.RequestId) string {
 	if s, ok := id.Value().(string); ok && utf8.ValidString(s) {
-		return "s:" + s // what encoding and canonicalID would give, without them
+		return "s:" + s // what encoding and jsonrpc.IDKey would give, without them
 	}
 	b, _ := json.Marshal(id)
-	return canonicalID(b)
-}
-
-func canonicalID(raw []byte) string {
-	raw = bytes.TrimSpace(raw)
-	if s, ok := plainString(raw); ok {
-		return "s:" + s
-	}
-	if len(raw) > 0 && raw[0] == '"' {
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			return "s:" + s
-		}
-	}
-	if n, err := strconv.ParseFloat(string(raw), 64); err == nil {
-		return "n:" + strconv.FormatFloat(n, 'f', -1, 64)
-	}
-	return "r:" + string(raw)
-}
-
-// plainString returns the value of a JSON string that holds no escape, no
-// control character and only valid UTF-8 — the ids we send, echoed — without
-// running the decoder: such a string decodes to its bytes.
-func plainString(raw []byte) (string, bool) {
-	n := len(raw)
-	if n < 2 || raw[0] != '"' || raw[n-1] != '"' {
-		return "", false
-	}
-	body := raw[1 : n-1]
-	for _, b := range body {
-		if b == '"' || b == '\\' || b < 0x20 {
-			return "", false
-		}
-	}
-	if !utf8.Valid(body) {
-		return "", false
-	}
-	return string(body), true
+	return jsonrpc.IDKey(b)
 }
 
 // tail keeps the last n lines.

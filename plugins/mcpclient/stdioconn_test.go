@@ -20,6 +20,7 @@ import (
 
 	"github.com/harness-go/harness/host/secret"
 	"github.com/harness-go/harness/internal/hosttest"
+	"github.com/harness-go/harness/internal/jsonrpc"
 	"github.com/harness-go/harness/internal/proc"
 	"github.com/harness-go/harness/internal/testlog"
 )
@@ -385,36 +386,6 @@ func TestDescribeExit(t *testing.T) {
 	}
 }
 
-func TestCanonicalID(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		raw, want string
-	}{
-		{`"h1"`, "s:h1"},
-		{` "h1" `, "s:h1"},
-		{`"\u0068\u0031"`, "s:h1"},
-		{`"a\"b"`, `s:a"b`},
-		{`7`, "n:7"},
-		{`7.0`, "n:7"},
-		{`7e0`, "n:7"},
-		{`-1`, "n:-1"},
-		{`true`, "r:true"},
-		{`"unterminated`, `r:"unterminated`},
-		{"\"\xff\"", "s:\uFFFD"},
-	} {
-		if got := canonicalID([]byte(tc.raw)); got != tc.want {
-			t.Errorf("canonicalID(%s) = %q, want %q", tc.raw, got, tc.want)
-		}
-	}
-	// The key of an id we send equals the canonical form of its echo.
-	for _, id := range []any{"h12", int64(3), "ünï", "with \"quotes\""} {
-		echo, _ := json.Marshal(mcp.NewRequestId(id))
-		if idKey(mcp.NewRequestId(id)) != canonicalID(echo) {
-			t.Errorf("id %v: key %q, echo %q", id, idKey(mcp.NewRequestId(id)), canonicalID(echo))
-		}
-	}
-}
-
 func TestReadLine(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -592,5 +563,16 @@ func TestStdioConnCallerReadsItsOwnResponse(t *testing.T) {
 	// right to read is handed over; nearly all are read by their callers.
 	if own := c.ownReads.Load(); own < calls/2 {
 		t.Fatalf("%d of %d responses read by their callers", own, calls)
+	}
+}
+
+func TestIDKeyOfOurIDs(t *testing.T) {
+	t.Parallel()
+	// The key of an id we send equals the canonical form of its echo.
+	for _, id := range []any{"h12", int64(3), "ünï", "with \"quotes\""} {
+		echo, _ := json.Marshal(mcp.NewRequestId(id))
+		if idKey(mcp.NewRequestId(id)) != jsonrpc.IDKey(echo) {
+			t.Errorf("id %v: key %q, echo %q", id, idKey(mcp.NewRequestId(id)), jsonrpc.IDKey(echo))
+		}
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/harness-go/harness/internal/jsonrpc"
 )
 
 // MaxMessageBytes bounds one JSON-RPC message a client sends, over stdio
@@ -212,13 +214,30 @@ func (c *stdioConn) read() (j job, last, ok bool) {
 	}
 }
 
-// envelope is what the reader needs of a message.
-type envelope struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params struct {
-		RequestID json.RawMessage `json:"requestId"`
-	} `json:"params"`
+// envelope is what the reader needs of a message: its id, method and
+// params, read without decoding the rest (jsonrpc.Scan); a line the fast
+// path does not take is decoded, and err says why it is not JSON-RPC.
+func envelope(line []byte) (id json.RawMessage, method string, params json.RawMessage, err error) {
+	if m, ok := jsonrpc.Scan(line); ok {
+		if len(m.Method) == 0 {
+			return m.ID, "", m.Params, nil
+		}
+		if s, ok := jsonrpc.PlainString(m.Method); ok {
+			return m.ID, s, m.Params, nil
+		}
+		if json.Unmarshal(m.Method, &method) == nil {
+			return m.ID, method, m.Params, nil
+		}
+	}
+	var env struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if err := json.Unmarshal(line, &env); err != nil {
+		return nil, "", nil, err
+	}
+	return env.ID, env.Method, env.Params, nil
 }
 
 // handle takes one line, on the reading goroutine: a request is registered
@@ -229,17 +248,17 @@ func (c *stdioConn) handle(ctx context.Context, line []byte) (j job, isRequest, 
 	if len(line) == 0 {
 		return job{}, false, true
 	}
-	var env envelope
-	if err := json.Unmarshal(line, &env); err != nil {
+	id, method, params, err := envelope(line)
+	if err != nil {
 		c.send(mustEncode(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.PARSE_ERROR, "Parse error: "+err.Error(), nil)))
 		return job{}, false, true
 	}
-	isRequest = len(env.ID) > 0 && string(env.ID) != "null" && env.Method != ""
+	isRequest = len(id) > 0 && string(id) != "null" && method != ""
 	switch {
 	case isRequest:
-		key := compact(env.ID)
+		key := jsonrpc.IDKey(id)
 		rctx, cancel := context.WithCancel(ctx)
-		req := &inflight{method: env.Method, cancel: cancel}
+		req := &inflight{method: method, cancel: cancel}
 		c.mu.Lock()
 		if c.closing {
 			c.mu.Unlock()
@@ -250,17 +269,20 @@ func (c *stdioConn) handle(ctx context.Context, line []byte) (j job, isRequest, 
 		c.handlers.Add(1)
 		c.mu.Unlock()
 		return job{ctx: rctx, line: line, key: key, req: req}, true, true
-	case env.Method == string(mcp.MethodNotificationCancelled):
-		if len(env.Params.RequestID) > 0 {
+	case method == string(mcp.MethodNotificationCancelled):
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(params, &p) == nil && len(p.RequestID) > 0 {
 			c.mu.Lock()
-			req := c.inflight[compact(env.Params.RequestID)]
+			req := c.inflight[jsonrpc.IDKey(p.RequestID)]
 			c.mu.Unlock()
 			if req != nil {
 				req.cancelled.Store(true)
 				req.cancel()
 			}
 		}
-	case env.Method != "":
+	case method != "":
 		c.g.mcp.HandleMessage(ctx, line) // a notification: no answer
 	default:
 		// A response to a request of ours: the gateway sends none.
@@ -323,14 +345,6 @@ func (c *stdioConn) writeErr() error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	return c.werr
-}
-
-func compact(id json.RawMessage) string {
-	var b bytes.Buffer
-	if json.Compact(&b, id) != nil {
-		return string(id)
-	}
-	return b.String()
 }
 
 // mustEncode encodes a message as one line, newline included, without

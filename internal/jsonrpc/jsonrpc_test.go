@@ -1,15 +1,12 @@
-package mcpclient
+package jsonrpc
 
 import (
 	"bytes"
 	"encoding/json"
 	"testing"
-
-	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// scanMessage agrees with encoding/json on every valid JSON object: the
+// Scan agrees with encoding/json on every valid JSON object: the
 // same raw bytes for each field it reads.
 func checkScan(t *testing.T, line []byte) {
 	t.Helper()
@@ -19,7 +16,7 @@ func checkScan(t *testing.T, line []byte) {
 	var obj map[string]json.RawMessage
 	trimmed := bytes.TrimLeft(line, " \t\r\n")
 	valid := len(trimmed) > 0 && trimmed[0] == '{' && json.Unmarshal(line, &obj) == nil && json.Unmarshal(line, &want) == nil
-	got, ok := scanMessage(line)
+	got, ok := Scan(line)
 	if !valid {
 		return // the slow path decides (and rejects) what is not JSON
 	}
@@ -28,7 +25,7 @@ func checkScan(t *testing.T, line []byte) {
 		if bytes.Contains(line, []byte(`\`)) {
 			return
 		}
-		t.Fatalf("scanMessage(%q) refused a valid object", line)
+		t.Fatalf("Scan(%q) refused a valid object", line)
 	}
 	// encoding/json matches keys without regard to case and takes the last
 	// duplicate; the fast path reads exact keys. Compare only lines whose
@@ -48,7 +45,7 @@ func checkScan(t *testing.T, line []byte) {
 		got, want json.RawMessage
 	}{{"id", got.ID, want.ID}, {"method", got.Method, want.Method}, {"params", got.Params, want.Params}, {"result", got.Result, want.Result}, {"error", got.Error, want.Error}} {
 		if !bytes.Equal(f.got, f.want) {
-			t.Fatalf("scanMessage(%q).%s = %q, encoding/json %q", line, f.name, f.got, f.want)
+			t.Fatalf("Scan(%q).%s = %q, encoding/json %q", line, f.name, f.got, f.want)
 		}
 	}
 }
@@ -73,9 +70,9 @@ func TestScanMessage(t *testing.T) {
 	for _, c := range scanCases {
 		checkScan(t, []byte(c))
 	}
-	m, ok := scanMessage([]byte(scanCases[0]))
+	m, ok := Scan([]byte(scanCases[0]))
 	if !ok || string(m.ID) != `"h1"` || m.Method != nil || !bytes.HasPrefix(m.Result, []byte(`{"content"`)) {
-		t.Fatalf("scanMessage: %q %v", m, ok)
+		t.Fatalf("Scan: %q %v", m, ok)
 	}
 }
 
@@ -86,41 +83,25 @@ func FuzzScanMessage(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line []byte) { checkScan(t, line) })
 }
 
-// appendRequest writes what encoding/json writes for the same request.
-func TestAppendRequest(t *testing.T) {
+func TestIDKey(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		id     any
-		method string
-		params any
+		raw, want string
 	}{
-		{"h1", "tools/call", callParams{Name: "echo", Arguments: json.RawMessage(`{"message":"hi"}`)}},
-		{"h2", "tools/call", callParams{Name: "we\"ird\\\n\x01名前", Arguments: json.RawMessage(`{}`)}},
-		{"h3", "tools/list", map[string]any{"cursor": "c1"}},
-		{"h4", "tools/list", nil},
-		{int64(5), "ping", json.RawMessage(`{}`)},
-		{"h6", "tools/call", callParams{Name: "bad\xffutf8", Arguments: json.RawMessage(`{}`)}},
-		{"h7", "tools/call", callParams{Name: "echo", Arguments: json.RawMessage("{\"message\":\n\"pasted\"\r\n}")}},
+		{`"h1"`, "s:h1"},
+		{` "h1" `, "s:h1"},
+		{`"\u0068\u0031"`, "s:h1"},
+		{`"a\"b"`, `s:a"b`},
+		{`7`, "n:7"},
+		{`7.0`, "n:7"},
+		{`7e0`, "n:7"},
+		{`-1`, "n:-1"},
+		{`true`, "r:true"},
+		{`"unterminated`, `r:"unterminated`},
+		{"\"\xff\"", "s:\uFFFD"},
 	} {
-		got, err := appendRequest(nil, tc.id, tc.method, tc.params)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := json.Marshal(transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(tc.id), Method: tc.method, Params: tc.params})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if bytes.ContainsAny(got, "\n\r") {
-			t.Errorf("appendRequest wrote a line break: %q", got)
-		}
-		var a, b any
-		if json.Unmarshal(got, &a) != nil || json.Unmarshal(want, &b) != nil {
-			t.Fatalf("not JSON: %s / %s", got, want)
-		}
-		ja, _ := json.Marshal(a)
-		jb, _ := json.Marshal(b)
-		if !bytes.Equal(ja, jb) {
-			t.Errorf("appendRequest = %s\nencoding/json  %s", got, want)
+		if got := IDKey([]byte(tc.raw)); got != tc.want {
+			t.Errorf("IDKey(%s) = %q, want %q", tc.raw, got, tc.want)
 		}
 	}
 }

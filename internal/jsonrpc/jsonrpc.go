@@ -1,0 +1,184 @@
+// Package jsonrpc reads JSON-RPC messages the fast way: the top level of a
+// message without decoding its values, and request ids compared as JSON-RPC
+// means them. Both the MCP client's stdio transport and the gateway's read
+// every message through it.
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Scan reads the top level of one JSON-RPC message without decoding its
+// values: the raw bytes of id, method, params, result and error, which alias
+// line. It is the fast path of a reader of messages — a value is copied once
+// and decoded once, by whoever uses it — and it does not validate what it
+// skips: a malformed value surfaces where it is decoded. ok is false when
+// line is not a JSON object whose keys are plain strings; the caller then
+// decodes it the slow way.
+func Scan(line []byte) (m Message, ok bool) {
+	i := skipSpace(line, 0)
+	if i >= len(line) || line[i] != '{' {
+		return m, false
+	}
+	i = skipSpace(line, i+1)
+	if i < len(line) && line[i] == '}' {
+		return m, true
+	}
+	for i < len(line) {
+		if line[i] != '"' {
+			return m, false
+		}
+		kEnd, plain := skipString(line, i)
+		if kEnd < 0 || !plain {
+			return m, false
+		}
+		key := line[i+1 : kEnd-1]
+		i = skipSpace(line, kEnd)
+		if i >= len(line) || line[i] != ':' {
+			return m, false
+		}
+		i = skipSpace(line, i+1)
+		vEnd := skipValue(line, i)
+		if vEnd < 0 {
+			return m, false
+		}
+		v := line[i:vEnd]
+		switch string(key) {
+		case "id":
+			m.ID = v
+		case "method":
+			m.Method = v
+		case "params":
+			m.Params = v
+		case "result":
+			m.Result = v
+		case "error":
+			m.Error = v
+		}
+		i = skipSpace(line, vEnd)
+		if i >= len(line) {
+			return m, false
+		}
+		switch line[i] {
+		case ',':
+			i = skipSpace(line, i+1)
+		case '}':
+			return m, skipSpace(line, i+1) == len(line)
+		default:
+			return m, false
+		}
+	}
+	return m, false
+}
+
+// Message is the top level of a JSON-RPC message, undecoded.
+type Message struct {
+	ID, Method, Params, Result, Error json.RawMessage
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the string starting at b[i] (a quote),
+// or -1; plain reports a string without escapes.
+func skipString(b []byte, i int) (end int, plain bool) {
+	plain = true
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			plain = false
+			j++
+		case '"':
+			return j + 1, plain
+		}
+	}
+	return -1, false
+}
+
+// skipValue returns the index after the value starting at b[i], or -1.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		end, _ := skipString(b, i)
+		return end
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				end, _ := skipString(b, j)
+				if end < 0 {
+					return -1
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
+		j++
+	}
+	if j == i {
+		return -1
+	}
+	return j
+}
+
+// IDKey is the identity of a request id as JSON-RPC means it, for a map of
+// requests in flight: "s:" and the value of a string, whatever its escapes;
+// "n:" and the value of a number, whatever its spelling (7, 7.0, 7e0); "r:"
+// and the raw bytes of anything else.
+func IDKey(raw []byte) string {
+	raw = bytes.TrimSpace(raw)
+	if s, ok := PlainString(raw); ok {
+		return "s:" + s
+	}
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return "s:" + s
+		}
+	}
+	if n, err := strconv.ParseFloat(string(raw), 64); err == nil {
+		return "n:" + strconv.FormatFloat(n, 'f', -1, 64)
+	}
+	return "r:" + string(raw)
+}
+
+// PlainString returns the value of a JSON string that holds no escape, no
+// control character and only valid UTF-8 — the ids we send, echoed — without
+// running the decoder: such a string decodes to its bytes.
+func PlainString(raw []byte) (string, bool) {
+	n := len(raw)
+	if n < 2 || raw[0] != '"' || raw[n-1] != '"' {
+		return "", false
+	}
+	body := raw[1 : n-1]
+	for _, b := range body {
+		if b == '"' || b == '\\' || b < 0x20 {
+			return "", false
+		}
+	}
+	if !utf8.Valid(body) {
+		return "", false
+	}
+	return string(body), true
+}

@@ -1,0 +1,99 @@
+package mcpclient
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// appendString appends s as a JSON string. Text that is not valid UTF-8
+// takes encoding/json's path (it replaces invalid bytes).
+func appendString(b []byte, s string) []byte {
+	if !utf8.ValidString(s) {
+		q, _ := json.Marshal(s)
+		return append(b, q...)
+	}
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		}
+		start = i + 1
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendRaw appends raw JSON on one line: a line is one message, so a
+// value holding line breaks (whitespace between tokens; inside strings they
+// are escaped) is compacted, as encoding/json does.
+func appendRaw(b []byte, raw json.RawMessage) []byte {
+	if !bytes.ContainsAny(raw, "\n\r") {
+		return append(b, raw...)
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		return append(b, raw...) // not JSON: the server will say so
+	}
+	return append(b, buf.Bytes()...)
+}
+
+// appendRequest encodes a JSON-RPC request as encoding/json would, without
+// reflection for the usual shapes (an id of ours, a method, tools/call's
+// params).
+func appendRequest(b []byte, id any, method string, params any) ([]byte, error) {
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	switch v := id.(type) {
+	case string:
+		b = appendString(b, v)
+	default:
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, raw...)
+	}
+	b = append(b, `,"method":`...)
+	b = appendString(b, method)
+	if params != nil {
+		b = append(b, `,"params":`...)
+		switch p := params.(type) {
+		case callParams:
+			b = append(b, `{"name":`...)
+			b = appendString(b, p.Name)
+			b = append(b, `,"arguments":`...)
+			if len(p.Arguments) == 0 {
+				b = append(b, "null"...)
+			} else {
+				b = appendRaw(b, p.Arguments)
+			}
+			b = append(b, '}')
+		case json.RawMessage:
+			b = appendRaw(b, p)
+		default:
+			raw, err := json.Marshal(p)
+			if err != nil {
+				return nil, err
+			}
+			b = append(b, raw...)
+		}
+	}
+	return append(b, '}'), nil
+}
