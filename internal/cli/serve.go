@@ -59,7 +59,7 @@ func (f *serveFlags) set(name string, value func() (string, error)) error {
 	case "token":
 		f.token = v
 	case "tools":
-		if v != mcpserver.ModeFull && v != mcpserver.ModeMeta {
+		if mcpserver.CheckMode(v) != nil {
 			return usagef("--tools must be full or meta, not %q", v)
 		}
 		f.tools = v

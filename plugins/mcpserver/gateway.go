@@ -118,7 +118,7 @@ func New(reg *tools.Registry, opts Options) (*Gateway, error) {
 	if opts.Mode == "" {
 		opts.Mode = ModeFull
 	}
-	if err := checkMode(opts.Mode); err != nil {
+	if err := CheckMode(opts.Mode); err != nil {
 		return nil, err
 	}
 	if opts.Self == nil {
@@ -172,7 +172,8 @@ func New(reg *tools.Registry, opts Options) (*Gateway, error) {
 
 const instructions = "The tools of a harness (github.com/harness-go/harness): its own tools and those of the MCP servers in its cordis.yml, named mcp__<server>__<tool>. The list follows cordis.yml as it is edited; notifications/tools/list_changed announces every change."
 
-func checkMode(mode string) error {
+// CheckMode says whether mode is a tools mode: ModeFull or ModeMeta.
+func CheckMode(mode string) error {
 	if mode != ModeFull && mode != ModeMeta {
 		return fmt.Errorf("tools mode %q: want %q or %q", mode, ModeFull, ModeMeta)
 	}
@@ -245,7 +246,7 @@ func (g *Gateway) Run(ctx context.Context) error {
 // SetMode switches the served list between ModeFull and ModeMeta while the
 // gateway runs; sessions are told with list_changed.
 func (g *Gateway) SetMode(mode string) error {
-	if err := checkMode(mode); err != nil {
+	if err := CheckMode(mode); err != nil {
 		return err
 	}
 	g.mu.Lock()
@@ -280,44 +281,62 @@ func (g *Gateway) waitReady(ctx context.Context) {
 // waitServed waits until name is served or the gateway is ready (when it
 // still is not served, the call answers that it is unknown), or ctx ends.
 func (g *Gateway) waitServed(ctx context.Context, name string) {
-	for {
+	g.waitUntil(ctx, func() (bool, <-chan struct{}) {
 		g.mu.Lock()
-		ok, ch := g.served[name] || g.mode == ModeMeta, g.changed
-		g.mu.Unlock()
+		defer g.mu.Unlock()
+		return g.served[name] || g.mode == ModeMeta, g.changed
+	})
+}
+
+// waitUntil waits until check holds, the gateway is ready, or ctx ends;
+// check also returns the channel closed at the next change of what it
+// looks at.
+func (g *Gateway) waitUntil(ctx context.Context, check func() (ok bool, next <-chan struct{})) {
+	for {
+		ok, next := check()
 		if ok {
 			return
 		}
 		select {
 		case <-g.ready:
 			return
-		case <-ch:
+		case <-next:
 		case <-ctx.Done():
 			return
 		}
 	}
 }
 
-// publish rebuilds the served list and hands it to mcp-go when its hash
-// changed; mcp-go then sends list_changed to every session.
+// publish hands mcp-go the served list when what a client would see
+// changed (its hash); mcp-go then sends list_changed to every session. The
+// list is built only then.
 func (g *Gateway) publish() {
 	g.mu.Lock()
 	mode := g.mode
 	g.mu.Unlock()
-	var list []server.ServerTool
-	var names map[string]bool
+	var all []tools.Tool
 	var sum [32]byte
 	if mode == ModeMeta {
-		list = g.metaTools()
 		sum = sha256.Sum256([]byte(ModeMeta))
 	} else {
-		list, names, sum = g.fullTools()
+		all = g.reg.List()
+		sum = hashTools(all)
 	}
 	g.rebuilds.Add(1)
 	g.mu.Lock()
-	if g.hashed && sum == g.hash {
-		g.mu.Unlock()
+	same := g.hashed && sum == g.hash
+	g.mu.Unlock()
+	if same {
 		return
 	}
+	var list []server.ServerTool
+	var names map[string]bool
+	if mode == ModeMeta {
+		list = g.metaTools()
+	} else {
+		list, names = g.fullTools(all)
+	}
+	g.mu.Lock()
 	g.hash, g.hashed = sum, true
 	g.publishes.Add(1)
 	if names != nil {
@@ -339,13 +358,24 @@ func (g *Gateway) servedNames() map[string]bool {
 	return g.served
 }
 
-// fullTools builds the served list of mode full from the registry, with the
-// set of names and the hash of what a client sees.
-func (g *Gateway) fullTools() ([]server.ServerTool, map[string]bool, [32]byte) {
-	all := g.reg.List()
+// hashTools identifies what a client of mode full sees of the registry's
+// tools: names, descriptions, schemas and definitions.
+func hashTools(all []tools.Tool) [32]byte {
+	h := sha256.New()
+	for _, t := range all {
+		for _, part := range [][]byte{[]byte(t.Name), []byte(t.Description), t.Parameters, t.Definition} {
+			fmt.Fprintf(h, "%d:", len(part))
+			h.Write(part)
+		}
+	}
+	return [32]byte(h.Sum(nil))
+}
+
+// fullTools builds the served list of mode full from the registry's tools,
+// with the set of names served.
+func (g *Gateway) fullTools(all []tools.Tool) ([]server.ServerTool, map[string]bool) {
 	list := make([]server.ServerTool, 0, len(all))
 	names := make(map[string]bool, len(all))
-	h := sha256.New()
 	for _, t := range all {
 		mt := servedTool(t)
 		if err := mcp.ValidateParamHeaderAnnotations(&mt); err != nil {
@@ -353,16 +383,10 @@ func (g *Gateway) fullTools() ([]server.ServerTool, map[string]bool, [32]byte) {
 			g.log.Warn("a tool is not served: its schema has invalid x-mcp-header annotations", "tool", safe.Line(t.Name), "err", safe.Line(err.Error()))
 			continue
 		}
-		for _, part := range [][]byte{[]byte(t.Name), []byte(t.Description), t.Parameters, t.Definition} {
-			fmt.Fprintf(h, "%d:", len(part))
-			h.Write(part)
-		}
 		names[t.Name] = true
 		list = append(list, server.ServerTool{Tool: mt, Handler: g.callHandler(t.Name)})
 	}
-	var sum [32]byte
-	copy(sum[:], h.Sum(nil))
-	return list, names, sum
+	return list, names
 }
 
 // definition is what the gateway takes from a tool's raw definition.

@@ -49,8 +49,8 @@ type HTTPOptions struct {
 // request reaches mcp-go it checks, in order: the path; the Host header
 // (loopback names, the bound IP, AllowHosts: DNS rebinding); the Origin
 // header when a browser sent one; the Bearer token, compared in constant
-// time; the body size; and the chain of harnesses the request came
-// through (package loop). Each refusal is an HTTP error with a JSON-RPC
+// time; the chain of harnesses the request came through (package loop);
+// and the body size. Each refusal is an HTTP error with a JSON-RPC
 // error body that says why.
 func (g *Gateway) HTTPHandler(o HTTPOptions) *HTTPHandler {
 	if o.MaxBodyBytes <= 0 {

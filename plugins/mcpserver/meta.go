@@ -151,17 +151,9 @@ func (g *Gateway) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 // waitRegistered waits until name is registered or the gateway is ready,
 // or ctx ends.
 func (g *Gateway) waitRegistered(ctx context.Context, name string) {
-	for {
+	g.waitUntil(ctx, func() (bool, <-chan struct{}) {
 		ch := g.reg.Changed()
-		if _, ok := g.reg.Lookup(name); ok {
-			return
-		}
-		select {
-		case <-g.ready:
-			return
-		case <-ch:
-		case <-ctx.Done():
-			return
-		}
-	}
+		_, ok := g.reg.Lookup(name)
+		return ok, ch
+	})
 }

@@ -51,7 +51,7 @@ func (p *Plugin) Validate() error {
 	if p.Listen == "" {
 		return host.FieldErrorf("listen", "is required: host:port, such as 127.0.0.1:8750")
 	}
-	if err := checkMode(p.Tools); err != nil {
+	if err := CheckMode(p.Tools); err != nil {
 		return host.FieldErrorf("tools", "must be %q or %q, not %q", ModeFull, ModeMeta, p.Tools)
 	}
 	if err := CheckListen(p.Listen, p.Token); err != nil {
@@ -142,10 +142,7 @@ type Status struct {
 func (p *Plugin) Status() any {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := &Status{Tools: p.Tools, Token: p.Token != ""}
-	if p.gw != nil {
-		st.Tools = p.gw.Mode()
-	}
+	st := &Status{Tools: p.Tools, Token: p.Token != ""} // Reconfigure keeps Tools the gateway's mode
 	switch {
 	case p.off != "":
 		st.Note = "ignored: " + p.off
