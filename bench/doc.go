@@ -1,7 +1,8 @@
 // Package bench is the harness's benchmark suite: what an MCP call costs
 // through the bridge next to a bare mcp-go client, the TypeScript SDK client
 // and the pipe itself; how long a reload and the start of many servers take;
-// what the harness holds in memory; and whether reloads leak. See
+// what the harness holds in memory; whether reloads leak; what the agent
+// and the gateway add. See
 // docs/benchmarks.md for how to run it and how to read its table.
 //
 // The measurements live here, as ordinary functions, so that the Go
@@ -24,6 +25,11 @@
 //     binary and of the host per server, and the cost of 10 000 tools.
 //   - [Soak]: reload cycles, then goroutines, open files and child
 //     processes back to their baseline.
+//   - [RunReloadUnderLoad]: 16 callers calling an entry's tool while its
+//     arguments are edited (make before break): failed calls, versions of
+//     the registry without the tool, latency with and without edits.
+//   - [RunAgent]: the agent's own time per step with 100 tools, and what it
+//     adds to a fake model server's time to first text byte.
 //   - [StartGatewayClients] with [RunCalls]: the TypeScript SDK client
 //     straight to the fixture, behind a byte relay, and through `harness
 //     serve`, over stdio and Streamable HTTP.
