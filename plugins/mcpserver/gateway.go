@@ -359,7 +359,10 @@ func (g *Gateway) servedNames() map[string]bool {
 }
 
 // hashTools identifies what a client of mode full sees of the registry's
-// tools: names, descriptions, schemas and definitions.
+// tools: names, descriptions, schemas and definitions. A tool mcp-go would
+// refuse (fullTools leaves it out) counts too: a change of it alone
+// announces an unchanged list, which is rare and harmless, and checking
+// every tool here would cost what the hash saves.
 func hashTools(all []tools.Tool) [32]byte {
 	h := sha256.New()
 	for _, t := range all {

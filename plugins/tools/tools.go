@@ -114,7 +114,9 @@ func (v View) Lookup(name string) (Tool, bool) {
 
 // Observe calls fn at every change of the set of tools, synchronously and in
 // order, with the set as the change left it — so an observer sees every
-// version, where [Registry.Changed] coalesces. fn runs under the registry's
+// version, where [Registry.Changed] coalesces. It is for measurements and
+// tests that must not miss a version (bench, the make-before-break tests);
+// the harness itself watches Changed. fn runs under the registry's
 // lock: it must be quick and must not call the registry. stop ends the
 // observation.
 func (r *Registry) Observe(fn func(View)) (stop func()) {
