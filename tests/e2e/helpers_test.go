@@ -47,8 +47,7 @@ type session struct {
 	err    *stream
 	cursor int // stdout lines already consumed by do
 	marks  int // stderr fences sent by mark
-	exited chan struct{}
-	code   int
+	exit   *proctest.Exit
 }
 
 // startSession starts the harness with args in rc.dir; stdin stays open
@@ -63,29 +62,14 @@ func startSession(t *testing.T, rc runConfig, args ...string) *session {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &session{t: t, cmd: cmd, stdin: stdin, exited: make(chan struct{})}
+	s := &session{t: t, cmd: cmd, stdin: stdin}
 	s.out, s.err = proctest.Start(t, cmd, 0)
-	go func() {
-		defer close(s.exited)
-		err := cmd.Wait()
-		s.code = -1
-		if err == nil {
-			s.code = 0
-		} else if ee, ok := err.(*exec.ExitError); ok {
-			s.code = ee.ExitCode()
-		}
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-s.exited:
-		default:
-			cmd.Process.Kill()
-			<-s.exited
-		}
+	t.Cleanup(func() { // once the process is gone (Await's cleanup runs first)
 		cancel()
 		checkNoRace(t, s.err.Text())
 		printed.Output(fmt.Sprintf("the session `harness %s` of %s", strings.Join(args, " "), t.Name()), s.out.Text()+"\n"+s.err.Text())
 	})
+	s.exit = proctest.Await(t, cmd)
 	return s
 }
 
@@ -152,7 +136,7 @@ func (s *session) waitErr(from int, what string, match func(string) bool) int {
 func (s *session) waitExit() int {
 	s.t.Helper()
 	select {
-	case <-s.exited:
+	case <-s.exit.Done():
 	case <-time.After(waitTimeout):
 		s.t.Fatalf("the harness did not exit within %s\n%s", waitTimeout, s.dump())
 	}
@@ -164,7 +148,7 @@ func (s *session) waitExit() int {
 			s.t.Fatalf("the harness exited but its %s stayed open (a leaked process holds it)\n%s", p.name, s.dump())
 		}
 	}
-	return s.code
+	return s.exit.Code()
 }
 
 // signal sends sig to the harness process.

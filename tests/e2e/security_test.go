@@ -20,7 +20,7 @@ type collect struct {
 func (c *collect) add(r result) result { c.runs = append(c.runs, r); return r }
 
 func (c *collect) addSession(name string, s *session) {
-	c.runs = append(c.runs, result{args: []string{name}, stdout: s.out.Text(), stderr: s.err.Text(), code: s.code})
+	c.runs = append(c.runs, result{args: []string{name}, stdout: s.out.Text(), stderr: s.err.Text(), code: s.exit.Code()})
 }
 
 // Secret values from env and headers — literal, substituted by !!js, or in a

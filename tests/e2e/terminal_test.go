@@ -24,12 +24,11 @@ import (
 // ttySession is `harness run` on a pseudo-terminal: stdin, stdout and
 // stderr are its slave side, as in a terminal window.
 type ttySession struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	pty    *os.File
-	scr    *screen
-	exited chan struct{}
-	code   int
+	t    *testing.T
+	cmd  *exec.Cmd
+	pty  *os.File
+	scr  *screen
+	exit *proctest.Exit
 }
 
 func startTTY(t *testing.T, rc runConfig, args ...string) *ttySession {
@@ -53,7 +52,7 @@ func startTTYWith(t *testing.T, rc runConfig, stdout *os.File, args ...string) *
 		cancel()
 		t.Fatal(err)
 	}
-	s := &ttySession{t: t, cmd: cmd, pty: ptmx, scr: newScreen(200, 40, ptmx), exited: make(chan struct{})}
+	s := &ttySession{t: t, cmd: cmd, pty: ptmx, scr: newScreen(200, 40, ptmx)}
 	readDone := make(chan struct{})
 	go func() {
 		defer close(readDone)
@@ -67,29 +66,14 @@ func startTTYWith(t *testing.T, rc runConfig, stdout *os.File, args ...string) *
 			}
 		}
 	}()
-	go func() {
-		defer close(s.exited)
-		err := cmd.Wait()
-		s.code = -1
-		if err == nil {
-			s.code = 0
-		} else if ee, ok := err.(*exec.ExitError); ok {
-			s.code = ee.ExitCode()
-		}
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-s.exited:
-		default:
-			cmd.Process.Kill()
-			<-s.exited
-		}
+	t.Cleanup(func() { // once the process is gone (Await's cleanup runs first)
 		ptmx.Close()
 		<-readDone
 		cancel()
 		checkNoRace(t, s.scr.raw.String())
 		printed.Output(fmt.Sprintf("the terminal session `harness %s` of %s", strings.Join(args, " "), t.Name()), s.scr.raw.String())
 	})
+	s.exit = proctest.Await(t, cmd)
 	return s
 }
 
@@ -151,8 +135,8 @@ func (s *ttySession) waitLines(text string, n int) view {
 func (s *ttySession) waitExit() int {
 	s.t.Helper()
 	select {
-	case <-s.exited:
-		return s.code
+	case <-s.exit.Done():
+		return s.exit.Code()
 	case <-time.After(waitTimeout):
 		s.t.Fatalf("the harness did not exit within %s\n%s", waitTimeout, s.scr)
 		return -1

@@ -151,15 +151,13 @@ func noRaceOrPanic(t *testing.T, stderr string) {
 
 // session is a long-running harness (`run`) driven through pipes.
 type session struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	inMu   sync.Mutex
-	stdin  io.WriteCloser
-	out    *lines
-	err    *lines
-	exited chan struct{}
-	code   int
-	exitAt time.Time
+	t     *testing.T
+	cmd   *exec.Cmd
+	inMu  sync.Mutex
+	stdin io.WriteCloser
+	out   *lines
+	err   *lines
+	exit  *proctest.Exit
 }
 
 // start starts the harness binary bin with args in dir.
@@ -172,31 +170,13 @@ func start(t *testing.T, bin, dir string, env []string, args ...string) *session
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &session{t: t, cmd: cmd, stdin: stdin, exited: make(chan struct{})}
+	s := &session{t: t, cmd: cmd, stdin: stdin}
 	s.out, s.err = proctest.Start(t, cmd, maxKept)
-	go func() {
-		err := cmd.Wait()
-		s.exitAt = time.Now()
-		var ee *exec.ExitError
-		switch {
-		case err == nil:
-		case errors.As(err, &ee):
-			s.code = ee.ExitCode()
-		default:
-			s.code = -1
-		}
-		close(s.exited)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-s.exited:
-		default:
-			_ = cmd.Process.Kill()
-			<-s.exited
-		}
+	t.Cleanup(func() { // once the process is gone (Await's cleanup runs first)
 		noRaceOrPanic(t, s.err.Text())
 		printed.Output(fmt.Sprintf("the session `harness %s` of %s", strings.Join(args, " "), t.Name()), s.out.Text()+"\n"+s.err.Text())
 	})
+	s.exit = proctest.Await(t, cmd)
 	return s
 }
 
@@ -278,7 +258,7 @@ func (s *session) tryDo(command string) ([]string, error) {
 func (s *session) waitExit() int {
 	s.t.Helper()
 	select {
-	case <-s.exited:
+	case <-s.exit.Done():
 	case <-time.After(waitTimeout):
 		s.t.Fatalf("the harness did not exit within %s\n%s", waitTimeout, s.dump())
 	}
@@ -290,7 +270,7 @@ func (s *session) waitExit() int {
 			s.t.Fatalf("the harness exited but its %s stayed open: a process it started holds it\n%s", p.name, s.dump())
 		}
 	}
-	return s.code
+	return s.exit.Code()
 }
 
 // ent is one cordis.yml entry. It is written as JSON, which is YAML.

@@ -82,7 +82,7 @@ func TestStubbornServersGoneAtExit(t *testing.T) {
 	at := time.Now()
 	s.closeStdin()
 	code := s.waitExit()
-	took := s.exitAt.Sub(at)
+	took := s.exit.At().Sub(at)
 	if code != 0 {
 		t.Errorf("exit code %d after EOF, want 0", code)
 	}

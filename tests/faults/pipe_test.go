@@ -69,17 +69,7 @@ func TestBrokenStdoutStopsEverything(t *testing.T) {
 			errW.Close()
 			defer errR.Close()
 			stderr := readLines(errR)
-			exited := make(chan struct{})
-			var waitErr error
-			go func() { waitErr = cmd.Wait(); close(exited) }()
-			t.Cleanup(func() {
-				select {
-				case <-exited:
-				default:
-					cmd.Process.Kill()
-					<-exited
-				}
-			})
+			exit := proctest.Await(t, cmd)
 			io.WriteString(stdin, tc.input)
 
 			// head -1: one line, then the pipe is closed.
@@ -95,13 +85,13 @@ func TestBrokenStdoutStopsEverything(t *testing.T) {
 			}
 
 			select {
-			case <-exited:
+			case <-exit.Done():
 			case <-time.After(waitTimeout):
 				t.Fatalf("the harness did not exit after its stdout closed\n%s", stderr.Text())
 			}
 			took := time.Since(at)
-			if ee := (*exec.ExitError)(nil); !errors.As(waitErr, &ee) || ee.ExitCode() != 141 {
-				t.Errorf("the harness ended with %v, want exit status 141\n%s", waitErr, stderr.Text())
+			if ee := (*exec.ExitError)(nil); !errors.As(exit.Err(), &ee) || ee.ExitCode() != 141 {
+				t.Errorf("the harness ended with %v, want exit status 141\n%s", exit.Err(), stderr.Text())
 			}
 			if took > closeBound {
 				t.Errorf("the harness took %s to exit after its stdout closed (bound %s)", took.Round(time.Millisecond), closeBound)

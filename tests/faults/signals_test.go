@@ -79,7 +79,7 @@ func TestSignals(t *testing.T) {
 
 			at := s.signal(tc.sig)
 			code := s.waitExit()
-			took := s.exitAt.Sub(at)
+			took := s.exit.At().Sub(at)
 			if code != tc.code {
 				t.Errorf("exit code %d, want %d\n%s", code, tc.code, s.dump())
 			}
