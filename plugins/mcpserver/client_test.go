@@ -30,10 +30,9 @@ func TestMcpGoClient(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			r := newRig(t, Options{})
+			// Served (register waits) before the client connects: its
+			// list_changed must not pass for the one this test waits for.
 			r.register(text("first", "first answer"))
-			// Served before the client connects: its list_changed must
-			// not pass for the one this test waits for.
-			waitFor(t, "first to be served", func() bool { return r.gw.servedNames()["first"] })
 			var tr transport.Interface
 			if tc.http {
 				srv := r.serveHTTP(HTTPOptions{}, "")

@@ -152,7 +152,6 @@ func TestUnknownAndRemovedTools(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, Options{})
 	rel := r.register(text("gone_soon", "here"))
-	waitFor(t, "gone_soon to be served", func() bool { return r.gw.servedNames()["gone_soon"] })
 	c := r.stdioClient()
 	c.initialize()
 	if got := names(c.list()); got != "gone_soon" {
@@ -164,7 +163,10 @@ func TestUnknownAndRemovedTools(t *testing.T) {
 	if n := c.takeNote(); n.Method != "notifications/tools/list_changed" {
 		t.Fatalf("want list_changed, got %s", n.raw)
 	}
-	waitFor(t, "gone_soon to be gone", func() bool { return !r.gw.servedNames()["gone_soon"] })
+	// The gateway replaces its served list before mcp-go announces it.
+	if r.gw.servedNames()["gone_soon"] {
+		t.Fatal("list_changed came while gone_soon was still served")
+	}
 	m := c.call("tools/call", map[string]any{"name": "gone_soon", "arguments": map[string]any{}})
 	if m.Error == nil || m.Error.Code != -32602 || !strings.Contains(m.Error.Message, "gone_soon") || !strings.Contains(m.Error.Message, "not found") {
 		t.Fatalf("a removed tool must answer a clear error: %s", m.raw)
@@ -203,12 +205,14 @@ func TestListChanged(t *testing.T) {
 	if n := a.takeNote(); n.Method != "notifications/tools/list_changed" {
 		t.Fatalf("want list_changed, got %s", n.raw)
 	}
-	waitFor(t, "third to be served", func() bool { return r.gw.servedNames()["third"] })
+	if !r.gw.servedNames()["third"] {
+		t.Fatal("list_changed came before third was served")
+	}
 	rebuilds, publishes := r.gw.rebuilds.Load(), r.gw.publishes.Load()
 	if _, err := r.reg.Replace(r.f, set, tool); err != nil { // the same tool again: a registry change
 		t.Fatal(err)
 	}
-	waitFor(t, "the gateway to look at the change", func() bool { return r.gw.rebuilds.Load() > rebuilds })
+	pollFor(t, "the gateway to look at the change", func() bool { return r.gw.rebuilds.Load() > rebuilds })
 	if got := r.gw.publishes.Load(); got != publishes {
 		t.Fatalf("an unchanged list was published again (%d → %d): a needless list_changed", publishes, got)
 	}
@@ -220,7 +224,7 @@ func TestListChanged(t *testing.T) {
 	for i := range 20 {
 		rels = append(rels, r.registerNoWait(text(fmt.Sprintf("burst_%02d", i), "b")))
 	}
-	waitFor(t, "the burst to be served", func() bool { return len(r.gw.servedNames()) == 23 })
+	r.waitServed("the burst to be served", func() bool { return len(r.gw.servedNames()) == 23 })
 	if got := r.gw.publishes.Load() - publishes; got < 1 || got > 2 {
 		t.Fatalf("%d lists published for one burst of 20 changes", got)
 	}
@@ -248,8 +252,10 @@ func TestCoalesceWindowFitsTheLatencyBound(t *testing.T) {
 	}
 }
 
-// waitFor polls cond: what it watches has no event to wait on.
-func waitFor(t *testing.T, what string, cond func() bool) {
+// pollFor polls cond. Only for what has no event to wait on: a rebuild
+// that leaves the served list as it was publishes nothing, so g.changed
+// (see rig.waitServed) does not tell of it.
+func pollFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(waitTimeout)
 	for d := time.Millisecond; !cond(); d = min(2*d, 50*time.Millisecond) {

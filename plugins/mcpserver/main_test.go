@@ -51,9 +51,11 @@ func newRig(t *testing.T, opts Options) *rig {
 		<-done
 		_ = r.f.Dispose(context.Background())
 	})
-	// The first list is published before a client connects, so a
+	// New publishes the first list, before a client can connect, so a
 	// client never takes its list_changed for a later one.
-	waitFor(t, "the first list", func() bool { return gw.publishes.Load() > 0 })
+	if gw.publishes.Load() == 0 {
+		t.Fatal("New published no list")
+	}
 	return r
 }
 
@@ -64,7 +66,7 @@ func (r *rig) register(batch ...tools.Tool) fiber.Disposer {
 	r.t.Helper()
 	rel := r.registerNoWait(batch...)
 	if r.gw.Mode() == ModeFull {
-		waitFor(r.t, "the new tools to be served", func() bool {
+		r.waitServed("the new tools to be served", func() bool {
 			served := r.gw.servedNames()
 			for _, t := range batch {
 				if !served[t.Name] {
@@ -75,6 +77,27 @@ func (r *rig) register(batch ...tools.Tool) fiber.Disposer {
 		})
 	}
 	return rel
+}
+
+// waitServed waits until cond holds of the served list: it looks again at
+// each publish (g.changed).
+func (r *rig) waitServed(what string, cond func() bool) {
+	r.t.Helper()
+	deadline := time.NewTimer(waitTimeout)
+	defer deadline.Stop()
+	for {
+		r.gw.mu.Lock()
+		next := r.gw.changed
+		r.gw.mu.Unlock()
+		if cond() {
+			return
+		}
+		select {
+		case <-next:
+		case <-deadline.C:
+			r.t.Fatalf("waited %s for %s", waitTimeout, what)
+		}
+	}
 }
 
 // registerNoWait adds tools and returns the release of the batch.
