@@ -319,6 +319,11 @@ func TestCallWaitsForAToolOnItsWay(t *testing.T) {
 	c := r.stdioClient()
 	c.initialize()
 	id := c.request("tools/call", map[string]any{"name": "later", "arguments": map[string]any{}})
+	// A ping read after the call and answered before it: the call has been
+	// read and is on its way to wait when the tool comes.
+	if m := c.response(c.request("ping", nil)); m.Error != nil {
+		t.Fatalf("ping: %s", m.raw)
+	}
 	r.register(text("later", "here at last"))
 	m := c.response(id)
 	if m.Error != nil || !strings.Contains(string(m.Result), "here at last") {
