@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -99,6 +100,42 @@ func TestSettleWithin(t *testing.T) {
 	if err := SettleWithin(hx.H, time.Second)(ctx); err != nil {
 		t.Fatalf("an empty host: %v", err)
 	}
+
+	// An entry that never settles: 0 does not wait for it, a bound ends
+	// the wait.
+	if err := hx.Load("- id: stuck\n  name: " + unsettledKind + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	if e := entry(t, hx, "stuck"); e.Settled || e.State != host.Starting {
+		t.Fatalf("the stuck entry is %s (settled %v)", e.State, e.Settled)
+	}
+	done := make(chan error, 1)
+	go func() { done <- SettleWithin(hx.H, 0)(ctx) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("SettleWithin 0 with an entry starting: %v", err)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatal("SettleWithin 0 waited for an entry that never settles")
+	}
+	if err := SettleWithin(hx.H, 50*time.Millisecond)(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("SettleWithin 50ms with an entry that never settles: %v, want DeadlineExceeded", err)
+	}
+}
+
+// unsettledKind is a test kind whose instance never finishes starting.
+const unsettledKind = "mcpserver-test-unsettled"
+
+type unsettled struct{}
+
+func (*unsettled) Apply(ctx *host.Context) error {
+	ctx.Begin("a start that never ends")
+	return nil
+}
+
+func init() {
+	host.Register(host.Kind{Name: unsettledKind, Doc: "test plugin that never settles", New: func() host.Plugin { return &unsettled{} }})
 }
 
 func entry(t *testing.T, hx *hosttest.Host, id string) host.EntryStatus {
