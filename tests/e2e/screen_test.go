@@ -251,6 +251,13 @@ func (s *screen) viewLocked() view {
 	return v
 }
 
+// bytes is every byte the program printed so far.
+func (s *screen) bytes() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.raw.String()
+}
+
 func (s *screen) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
