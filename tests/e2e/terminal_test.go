@@ -156,6 +156,11 @@ const (
 	ctrlE    = "\x05"
 	ctrlK    = "\x0b"
 	ctrlW    = "\x17"
+	ctrlY    = "\x19"
+	altB     = "\x1bb"
+	altF     = "\x1bf"
+	altEnter = "\x1b\r"
+	keyDown  = "\x1b[B"
 )
 
 // The editing keys the README lists do what it says.
@@ -173,6 +178,14 @@ func TestTerminalEditingKeys(t *testing.T) {
 		{ctrlA + ctrlK, ``},
 		{`junk /call echo {"message":"edited"}`, `junk /call echo {"message":"edited"}`},
 		{ctrlE + strings.Repeat(ctrlB, len(`/call echo {"message":"edited"}`)) + ctrlU, `/call echo {"message":"edited"}`},
+		// Ctrl-Y pastes back what the last Ctrl-U, Ctrl-K or Ctrl-W deleted;
+		// Ctrl-K shows where Alt-F and Alt-B left the cursor.
+		{ctrlY, `junk /call echo {"message":"edited"}`},
+		{ctrlA + altF + altF + ctrlK, `junk /call`},
+		{ctrlY, `junk /call echo {"message":"edited"}`},
+		{altB + altB + ctrlK, `junk /call echo {"`},
+		{ctrlY, `junk /call echo {"message":"edited"}`},
+		{ctrlA + altF + ctrlB + ctrlU, `/call echo {"message":"edited"}`},
 	} {
 		s.keys(step.keys)
 		s.prompt(step.line)
@@ -180,7 +193,18 @@ func TestTerminalEditingKeys(t *testing.T) {
 	s.keys(keyEnter)
 	s.waitLines("edited", 1)
 	s.prompt("")
-	s.keys(ctrlD)
+	// Alt-Enter: a newline inside the line, which runs as one.
+	s.keys(`/call echo {"message":` + altEnter + `"two lines"}`)
+	s.prompt(`/call echo {"message":↵"two lines"}`)
+	s.keys(keyEnter)
+	s.waitLines("two lines", 1)
+	s.prompt("")
+	// Up and Down walk the history.
+	s.keys(keyUp + keyUp)
+	s.prompt(`/call echo {"message":"edited"}`)
+	s.keys(keyDown)
+	s.prompt(`/call echo {"message":↵"two lines"}`)
+	s.keys(ctrlU + ctrlD)
 	if code := s.waitExit(); code != 0 {
 		t.Fatalf("Ctrl-D: exit code %d\n%s", code, s.scr)
 	}
