@@ -172,7 +172,9 @@ func (w *Watcher) Reload() {
 	}
 }
 
-// Run watches until ctx ends. It returns an error only when it cannot watch
+// Run watches until ctx ends. Its first read comes one quiet period after
+// the watches are armed, so an edit made after the host loaded the file and
+// before Run started is applied too. It returns an error only when it cannot watch
 // at all (no inotify instance left, no folder on the path that can be
 // watched).
 func (w *Watcher) Run(ctx context.Context) error {
@@ -185,7 +187,12 @@ func (w *Watcher) Run(ctx context.Context) error {
 		fw.Close()
 		return err
 	}
+	// The file may have changed between its load and the watches being
+	// armed (Run is started beside other work, and a loaded machine can
+	// take its time): one read after the quiet period catches that edit,
+	// and costs a hash when there was none.
 	changes := make(chan struct{}, 1)
+	changes <- struct{}{}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() { w.follow(tr, changes, done) })

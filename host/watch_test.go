@@ -700,6 +700,33 @@ func TestWatcherReloadRearms(t *testing.T) {
 	waitFor(t, sub, "an edit in the new folder to apply v2", fx.applied("v2"))
 }
 
+// An edit made after the file was loaded and before the watcher runs is
+// applied: the binary starts Run beside its console, and a user (or a test)
+// can save before the watches are armed.
+func TestWatcherAppliesAnEditMadeBeforeItRan(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	path := filepath.Join(fx.dir, "cordis.yml")
+	writeFile(t, path, labelFile("v0"))
+	if _, err := fx.h.LoadFile(context.Background(), path, false); err != nil {
+		t.Fatal(err)
+	}
+	sub := fx.h.Subscribe()
+	defer sub.Close()
+	w := host.NewWatcher(fx.h, path, host.WatcherOptions{})
+	writeFile(t, path, labelFile("v1"))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- w.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	waitFor(t, sub, "the edit made before Run to apply v1", fx.applied("v1"))
+}
+
 // A save that truncates the file and writes it 5 ms later applies once, the
 // final content, and is never refused on the way (the empty file it shows
 // for a moment is left for the grace period).
