@@ -151,7 +151,7 @@ func TestAskExitCodes(t *testing.T) {
 		{"maxSteps", echo + agentEntry("m", srv.URL, "maxSteps: 2"), nil, []string{"ask", "loop"}, 1, "maxSteps"},
 		{"empty prompt", agentEntry("m", srv.URL), nil, []string{"ask", " "}, 2, "the prompt is empty"},
 		{"two prompts", agentEntry("m", srv.URL), nil, []string{"ask", "a", "b"}, 2, "ask takes one prompt"},
-		{"--agent elsewhere", agentEntry("m", srv.URL), nil, []string{"tools", "--agent", "m"}, 2, "flag --agent is for ask and run only"},
+		{"--agent elsewhere", agentEntry("m", srv.URL), nil, []string{"tools", "--agent", "m"}, 2, "flag --agent is for ask and run, not tools"},
 		{"bad config", "- id: m\n  name: agent\n  config: {thinking: medium}\n", nil, []string{"ask", "hi"}, 2, "thinking"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -166,14 +167,34 @@ func parse(args []string) (*options, error) {
 	if !commands[o.command] {
 		return nil, usagef("unknown command %q", o.command)
 	}
-	if o.command != "ask" && o.command != "run" && o.command != "help" {
-		for _, f := range []string{"agent", "show-reasoning"} {
-			if o.set[f] {
-				return nil, usagef("flag --%s is for ask and run only", f)
+	if o.command != "help" {
+		for f := range o.set {
+			if cmds, ok := flagCommands[f]; ok && !slices.Contains(cmds, o.command) {
+				return nil, usagef("flag --%s is for %s, not %s", f, andList(cmds), o.command)
 			}
 		}
 	}
 	return o, nil
+}
+
+// flagCommands lists the commands each flag is for; a flag not listed
+// (--config, --wait, --log-level, --log-format, --help) is for every one.
+var flagCommands = map[string][]string{
+	"json":           {"tools", "call", "status", "ask"},
+	"agent":          {"ask", "run"},
+	"show-reasoning": {"ask", "run"},
+	"http":           {"serve"},
+	"token":          {"serve"},
+	"tools":          {"serve"},
+	"allow-host":     {"serve"},
+}
+
+// andList writes words as a sentence does: "a", "a and b", "a, b and c".
+func andList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }
 
 // isFlag tells a flag from a negative number or other argument that starts
@@ -257,9 +278,6 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 }
 
 func dispatch(ctx context.Context, o *options, env Env) error {
-	if err := o.serve.only(o.command); err != nil {
-		return err
-	}
 	switch o.command {
 	case "version":
 		if len(o.args) > 0 {

@@ -44,7 +44,6 @@ type serveFlags struct {
 	token      string
 	tools      string
 	allowHosts []string
-	given      []string
 }
 
 // set records one of serve's flags.
@@ -66,26 +65,12 @@ func (f *serveFlags) set(name string, value func() (string, error)) error {
 	case "allow-host":
 		f.allowHosts = append(f.allowHosts, v)
 	}
-	f.given = append(f.given, "--"+name)
-	return nil
-}
-
-// only refuses serve's flags on another command.
-func (f *serveFlags) only(command string) error {
-	if command != "serve" && len(f.given) > 0 {
-		return usagef("%s is a flag of harness serve", f.given[0])
-	}
 	return nil
 }
 
 // serve is `harness serve`: boot, watch cordis.yml, serve the tools over MCP
 // until stdin ends (stdio) or a signal comes.
 func serve(ctx context.Context, o *options, env Env) error {
-	if o.json {
-		// stdout is the protocol's (or the listening line's): there is no
-		// other output to make machine-readable.
-		return usagef("flag --json is for tools, call, status and ask, not serve: serve's stdout is MCP")
-	}
 	f := o.serve
 	if f.token == "" {
 		f.token, _ = env.Lookup(TokenEnv)
