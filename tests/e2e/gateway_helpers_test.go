@@ -166,11 +166,11 @@ func serveHTTP(t *testing.T, rc runConfig, args ...string) *serving {
 		args = append([]string{"--http", "127.0.0.1:0"}, args...)
 	}
 	s := startSession(t, rc, append([]string{"serve"}, args...)...)
-	i, ok := s.out.Find(0, waitTimeout, hasPrefix("listening "))
+	url, ok := listeningURL(s.out)
 	if !ok {
 		t.Fatalf("harness serve --http did not listen\n%s", s.dump())
 	}
-	return &serving{url: strings.TrimPrefix(s.out.Slice(i, i+1)[0], "listening "), stderr: s.err, cmd: s.cmd}
+	return &serving{url: url, stderr: s.err, cmd: s.cmd}
 }
 
 // stdioServe is an mcp-go stdio transport that starts `harness serve

@@ -250,11 +250,21 @@ func (s *server) dump() string {
 func startFixtureHTTP(t *testing.T, args ...string) string {
 	t.Helper()
 	s := startServer(t, nil, fixtureBin, append([]string{"--http", "127.0.0.1:0"}, args...)...)
-	i, ok := s.out.Find(0, waitTimeout, hasPrefix("listening "))
+	url, ok := listeningURL(s.out)
 	if !ok {
 		t.Fatalf("the HTTP fixture did not announce its URL\n%s", s.dump())
 	}
-	return strings.TrimPrefix(s.out.Slice(i, i+1)[0], "listening ")
+	return url
+}
+
+// listeningURL waits for the "listening URL" line that our HTTP fixture
+// and harness serve --http print once they accept connections.
+func listeningURL(out *stream) (string, bool) {
+	i, ok := out.Find(0, waitTimeout, hasPrefix("listening "))
+	if !ok {
+		return "", false
+	}
+	return strings.TrimPrefix(out.Slice(i, i+1)[0], "listening "), true
 }
 
 // freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
