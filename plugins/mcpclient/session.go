@@ -70,6 +70,7 @@ type session struct {
 
 	mu     sync.Mutex // guards the handshake's outcome
 	proto  string
+	meta   []byte // the stateless protocol's _meta object, encoded once
 	info   mcp.Implementation
 	caps   mcp.ServerCapabilities
 	listen context.CancelFunc // the subscriptions/listen stream (2026-07-28)
@@ -207,10 +208,19 @@ func (s *session) capabilities() mcp.ServerCapabilities {
 }
 
 func (s *session) setProtocol(version string, info mcp.Implementation) {
+	modern := mcp.IsModernProtocol(version)
+	var meta []byte
+	if modern {
+		meta, _ = json.Marshal(map[string]any{
+			mcp.MetaKeyProtocolVersion:    version,
+			mcp.MetaKeyClientCapabilities: mcp.ClientCapabilities{},
+			mcp.MetaKeyClientInfo:         s.client,
+		})
+	}
 	s.mu.Lock()
-	s.proto, s.info = version, info
+	s.proto, s.meta, s.info = version, meta, info
 	s.mu.Unlock()
-	s.isModern.Store(mcp.IsModernProtocol(version))
+	s.isModern.Store(modern)
 	if v, ok := s.c.(interface{ SetProtocolVersion(string) }); ok {
 		v.SetProtocolVersion(version) // HTTP requests carry it in a header
 	}
@@ -367,27 +377,26 @@ func (s *session) request(ctx context.Context, method string, params any) (json.
 }
 
 // stateless adds the 2026-07-28 protocol's per-request metadata to params
-// (an object) and returns the HTTP headers that mirror it.
+// and returns the HTTP headers that mirror it. The metadata is encoded once
+// per protocol (setProtocol) and put first in the params object: the params
+// of our requests never carry a _meta of their own.
 func (s *session) stateless(method string, params any) (any, http.Header) {
 	s.mu.Lock()
-	proto := s.proto
+	proto, meta := s.proto, s.meta
 	s.mu.Unlock()
-	fields := map[string]json.RawMessage{}
-	if params != nil {
-		b, err := json.Marshal(params)
-		if err != nil || json.Unmarshal(b, &fields) != nil {
-			return params, nil
-		}
+	b, err := json.Marshal(params)
+	if params == nil {
+		b, err = []byte("{}"), nil
 	}
-	meta := map[string]any{}
-	if raw, ok := fields["_meta"]; ok {
-		_ = json.Unmarshal(raw, &meta)
+	if err != nil || len(b) < 2 || b[0] != '{' {
+		return params, nil // not an object: nothing to add to
 	}
-	meta[mcp.MetaKeyProtocolVersion] = proto
-	meta[mcp.MetaKeyClientCapabilities] = mcp.ClientCapabilities{}
-	meta[mcp.MetaKeyClientInfo] = s.client
-	fields["_meta"], _ = json.Marshal(meta)
-	encoded, _ := json.Marshal(fields)
+	encoded := make([]byte, 0, len(b)+len(meta)+10)
+	encoded = append(append(encoded, `{"_meta":`...), meta...)
+	if string(b) != "{}" {
+		encoded = append(encoded, ',')
+	}
+	encoded = append(encoded, b[1:]...)
 	header := http.Header{}
 	for k, v := range mcp.StandardHeaders(proto, mcp.MCPMethod(method), encoded) {
 		header.Set(k, v)

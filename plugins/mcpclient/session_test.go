@@ -325,3 +325,72 @@ func TestRPCError(t *testing.T) {
 		t.Fatal("handshakeRejected")
 	}
 }
+
+// On the stateless protocol every request's params carry _meta (version,
+// capabilities, client) first, the params' own fields after it unchanged,
+// and the headers that mirror them.
+func TestStatelessMetadata(t *testing.T) {
+	t.Parallel()
+	s := &session{client: mcp.Implementation{Name: "harness", Version: "1.2.3"}}
+	s.setProtocol(mcp.LATEST_PROTOCOL_VERSION, mcp.Implementation{})
+	if !s.modern() {
+		t.Fatalf("%s is not the stateless protocol", mcp.LATEST_PROTOCOL_VERSION)
+	}
+	for _, tc := range []struct {
+		method string
+		params any
+		fields []string // the params' own fields, in order, after _meta
+	}{
+		{"server/discover", map[string]any{}, nil},
+		{"tools/list", nil, nil},
+		{"tools/list", map[string]any{"cursor": "c2"}, []string{"cursor"}},
+		{"tools/call", callParams{Name: "echo", Arguments: json.RawMessage(`{"_meta":"an argument, not ours","x":[1]}`)}, []string{"name", "arguments"}},
+		{"subscriptions/listen", mcp.SubscriptionsListenParams{Notifications: mcp.SubscriptionFilter{ToolsListChanged: true}}, []string{"notifications"}},
+	} {
+		got, header := s.stateless(tc.method, tc.params)
+		raw, ok := got.(json.RawMessage)
+		if !ok || !json.Valid(raw) {
+			t.Fatalf("%s: params %v are not JSON", tc.method, got)
+		}
+		dec := json.NewDecoder(strings.NewReader(string(raw)))
+		var keys []string
+		if tok, _ := dec.Token(); tok != json.Delim('{') {
+			t.Fatalf("%s: %s is not an object", tc.method, raw)
+		}
+		for dec.More() {
+			k, _ := dec.Token()
+			keys = append(keys, k.(string))
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if want := append([]string{"_meta"}, tc.fields...); !slices.Equal(keys, want) {
+			t.Errorf("%s: keys %v, want %v", tc.method, keys, want)
+		}
+		var doc struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		}
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			t.Fatal(err)
+		}
+		if v := string(doc.Meta[mcp.MetaKeyProtocolVersion]); v != `"`+mcp.LATEST_PROTOCOL_VERSION+`"` {
+			t.Errorf("%s: protocol version %s", tc.method, v)
+		}
+		if v := string(doc.Meta[mcp.MetaKeyClientInfo]); !strings.Contains(v, `"harness"`) || !strings.Contains(v, `"1.2.3"`) {
+			t.Errorf("%s: client info %s", tc.method, v)
+		}
+		if _, ok := doc.Meta[mcp.MetaKeyClientCapabilities]; !ok {
+			t.Errorf("%s: no client capabilities in %s", tc.method, raw)
+		}
+		if got := header.Get(mcp.HeaderMethod); got != tc.method {
+			t.Errorf("%s: header %s = %q", tc.method, mcp.HeaderMethod, got)
+		}
+		if got := header.Get(mcp.HeaderName); tc.method == "tools/call" && got != "echo" {
+			t.Errorf("tools/call: header %s = %q, want the tool's name", mcp.HeaderName, got)
+		}
+		if tc.method == "tools/call" && !strings.Contains(string(raw), `"arguments":{"_meta":"an argument, not ours","x":[1]}`) {
+			t.Errorf("tools/call: the arguments changed: %s", raw)
+		}
+	}
+}
