@@ -297,6 +297,27 @@ func (s *screen) waitFor(t *testing.T, what string, ok func(view) bool) view {
 	}
 }
 
+// waitClosed waits until the program's output has ended (the pty read its
+// last byte): a process that has exited may still have output in the pty
+// that the screen has not read.
+func (s *screen) waitClosed(t *testing.T) view {
+	t.Helper()
+	deadline := time.After(waitTimeout)
+	for {
+		s.mu.Lock()
+		v, wake := s.viewLocked(), s.wake
+		s.mu.Unlock()
+		if v.closed {
+			return v
+		}
+		select {
+		case <-wake:
+		case <-deadline:
+			t.Fatalf("the terminal's output did not end within %s:\n%s", waitTimeout, s)
+		}
+	}
+}
+
 // The emulator itself: what the line editor draws renders as it would.
 func TestScreenEmulator(t *testing.T) {
 	t.Parallel()

@@ -323,7 +323,7 @@ func TestTerminalOutputAboveThePrompt(t *testing.T) {
 	if code := s.waitExit(); code != 0 {
 		t.Fatalf("Ctrl-D: exit code %d\n%s", code, s.scr)
 	}
-	if v := s.scr.view(); v.modes["2004"] {
+	if v := s.scr.waitClosed(t); v.modes["2004"] {
 		t.Errorf("bracketed paste left on after exit\n%s", s.scr)
 	}
 }
