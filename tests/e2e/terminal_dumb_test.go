@@ -23,7 +23,6 @@ func TestTerminalDumbReadsPlainLines(t *testing.T) {
 	if code := s.waitExit(); code != 0 {
 		t.Fatalf("Ctrl-D: exit code %d\n%s", code, s.scr)
 	}
-	s.scr.waitClosed(t)
 	raw := s.scr.bytes()
 	for _, seq := range []string{"\x1b[?2004h", "\x1b[6n"} {
 		if strings.Contains(raw, seq) {
