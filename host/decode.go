@@ -44,6 +44,7 @@ type Unset struct {
 type resolved struct {
 	node  *yaml.Node // nil when the entry has no config
 	paths map[*yaml.Node]string
+	js    map[*yaml.Node]bool // the values a !!js expression made
 	unset []Unset
 }
 
@@ -51,7 +52,7 @@ type resolved struct {
 // unset variable is a problem for this entry; a bare unset value leaves its
 // key (or sequence item) out and is recorded in unset.
 func (e *Entry) resolve(env jsexpr.Env) (*resolved, []Problem) {
-	r := &resolved{paths: map[*yaml.Node]string{}}
+	r := &resolved{paths: map[*yaml.Node]string{}, js: map[*yaml.Node]bool{}}
 	if e.Config == nil {
 		return r, nil
 	}
@@ -94,6 +95,7 @@ func (e *Entry) resolve(env jsexpr.Env) (*resolved, []Problem) {
 				out.Tag = "!!str"
 				out.Style = yaml.DoubleQuotedStyle
 				out.Value = val
+				r.js[&out] = true
 			}
 		}
 		r.paths[&out] = strings.TrimPrefix(strings.TrimPrefix(path, "config"), ".")
@@ -127,6 +129,11 @@ func (e *Entry) decode(r *resolved, v any) []Problem {
 			if errors.As(err, &te) {
 				for _, msg := range te.Errors {
 					n, field, rest := r.locate(msg)
+					if r.js[n] || secretField(reflect.TypeOf(v), field) {
+						// yaml.v3 quotes the start of the value: a part
+						// of a secret the redaction cannot match.
+						rest = quotedValue.ReplaceAllString(rest, "(value not shown)")
+					}
 					add(n, field, rest)
 				}
 			} else {
@@ -166,6 +173,33 @@ func flatten(err error) []error {
 }
 
 var typeErrLine = regexp.MustCompile(`^line (\d+): (.*)$`)
+
+// quotedValue is the value a yaml.v3 type error quotes, cut to a few
+// characters: "cannot unmarshal !!str `ghp_R3a...` into int".
+var quotedValue = regexp.MustCompile("`[^`]*`")
+
+// secretField reports whether field (a path below config: "env.TOKEN",
+// "args[2]") lies below a field of struct t tagged secret (any of the
+// tags: see secretValues).
+func secretField(t reflect.Type, field string) bool {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() != reflect.Struct || field == "" {
+		return false
+	}
+	top := field
+	if i := strings.IndexAny(field, ".["); i >= 0 {
+		top = field[:i]
+	}
+	found := false
+	eachYAMLField(t, func(name string, f reflect.StructField) {
+		if name == top && f.Tag.Get("secret") != "" {
+			found = true
+		}
+	})
+	return found
+}
 
 // locate finds the node a yaml.v3 type error is about (by line) and returns
 // it with its path and the message without the line prefix.

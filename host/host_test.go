@@ -688,6 +688,27 @@ func TestSecretsOfTheConfiguration(t *testing.T) {
 	}
 }
 
+// A value of the wrong type is quoted in the message (cut to a few
+// characters by yaml.v3), except where that start could be a secret's: a
+// value !!js made, and any value below a field tagged secret. The redaction
+// cannot match a cut secret.
+func TestTypeErrorsDoNotQuoteSecrets(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	fx.env["COUNT_SECRET"] = "ghp_R3alLookingTokenValue"
+	for _, tc := range []struct{ name, config, want, secret string }{
+		{"!!js", "count: !!js process.env.COUNT_SECRET", `config.count: cannot unmarshal !!str (value not shown) into int`, "ghp_R3a"},
+		{"secret map", `headers: "Bearer abcdefgh"`, `config.headers: cannot unmarshal !!str (value not shown) into map[string]string`, "Bearer"},
+		{"secret string", "token: [tok_abcdefgh]", `cannot unmarshal !!seq into string`, "tok_abc"},
+		{"plain", "count: many", "config.count: cannot unmarshal !!str `many` into int", ""},
+	} {
+		_, err := fx.load("- id: a\n  name: probe\n  config:\n    " + tc.config + "\n")
+		if err == nil || !strings.Contains(err.Error(), tc.want) || tc.secret != "" && strings.Contains(err.Error(), tc.secret) {
+			t.Errorf("%s: err = %v, want %q and not %q", tc.name, err, tc.want, tc.secret)
+		}
+	}
+}
+
 // syncBuffer is a bytes.Buffer safe for concurrent writers.
 type syncBuffer struct {
 	mu sync.Mutex
