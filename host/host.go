@@ -375,7 +375,14 @@ func (h *Host) load(f *File) (*Plan, error) {
 		case restart[id]:
 			h.start(next[id])
 		case replace[id]:
-			h.replace(next[id])
+			e := next[id]
+			h.replace(e)
+			h.mu.Lock()
+			// apply clears the note; one now is the successor's failure.
+			if e.next == nil && e.note != nil {
+				plan.Kept = append(plan.Kept, id)
+			}
+			h.mu.Unlock()
 		}
 	}
 	h.wakePending()

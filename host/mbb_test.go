@@ -450,3 +450,34 @@ func TestReconnectingState(t *testing.T) {
 		t.Fatalf("event: %q", seen)
 	}
 }
+
+// An edit whose new instance is refused as it is applied (a value another
+// entry holds) keeps the running instance, and the reload says so instead
+// of "restarted".
+func TestReloadSaysWhichEntriesKeptTheirInstance(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	fx.mustLoad(relayEntry("a", "a1", ", reserve: x") + relayEntry("b", "b1", ", reserve: y"))
+	fx.settle()
+	sub := fx.h.Subscribe()
+	defer sub.Close()
+	plan := fx.mustLoad(relayEntry("a", "a1", ", reserve: x") + relayEntry("b", "b2", ", reserve: x"))
+	if !slices.Equal(plan.Kept, []string{"b"}) {
+		t.Fatalf("Kept = %v, want [b]", plan.Kept)
+	}
+	if got, want := plan.String(), "kept the running b (the new instance failed)"; got != want {
+		t.Fatalf("plan = %q, want %q", got, want)
+	}
+	ev := waitFor(t, sub, "the reload", func(ev host.Event) bool { return ev.Type == host.Reloaded })
+	if got := ev.String(); !strings.Contains(got, "kept the running b") || strings.Contains(got, "restarted") {
+		t.Fatalf("event = %q", got)
+	}
+	if s := fx.state("b"); s.State != host.Ready || !strings.Contains(s.Note, "reload failed") {
+		t.Fatalf("b = %s, note %q", s.State, s.Note)
+	}
+	// A successor that starts is no kept instance.
+	plan = fx.mustLoad(relayEntry("a", "a1", ", reserve: x") + relayEntry("b", "b3", ", reserve: z"))
+	if len(plan.Kept) != 0 || plan.String() != "restarted b" {
+		t.Fatalf("plan = %q, Kept %v", plan.String(), plan.Kept)
+	}
+}

@@ -2,6 +2,7 @@ package host
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -24,6 +25,11 @@ type Plan struct {
 	Update []string
 
 	Added, Changed, Removed, Enabled, Disabled, Unchanged []string
+
+	// Kept lists the ids of Replace whose new instance failed as it was
+	// applied, so that the previous one still serves. Reconcile leaves it
+	// empty; [Host.Load] fills it in the plan it returns and reports.
+	Kept []string
 }
 
 // Reconcile compares the running entries with the desired ones. It is a pure
@@ -120,14 +126,18 @@ func (p *Plan) String() string {
 	if p.Empty() {
 		return "no changes"
 	}
+	restarted := slices.DeleteFunc(slices.Clone(p.Changed), func(id string) bool { return slices.Contains(p.Kept, id) })
 	var parts []string
 	for _, g := range []struct {
 		verb string
 		ids  []string
-	}{{"added", p.Added}, {"restarted", p.Changed}, {"updated", p.Update}, {"removed", p.Removed}, {"enabled", p.Enabled}, {"disabled", p.Disabled}} {
+	}{{"added", p.Added}, {"restarted", restarted}, {"updated", p.Update}, {"removed", p.Removed}, {"enabled", p.Enabled}, {"disabled", p.Disabled}} {
 		if len(g.ids) > 0 {
 			parts = append(parts, fmt.Sprintf("%s %s", g.verb, strings.Join(g.ids, ", ")))
 		}
+	}
+	if len(p.Kept) > 0 {
+		parts = append(parts, fmt.Sprintf("kept the running %s (the new instance failed)", strings.Join(p.Kept, ", ")))
 	}
 	return strings.Join(parts, "; ")
 }
