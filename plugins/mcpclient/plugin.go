@@ -166,6 +166,16 @@ func (p *Plugin) Apply(ctx *host.Context) error {
 	}
 	cfg := p.Config
 	s := newSupervisor(ctx, &cfg, reg)
+	// Registered first, run last: once disposed, status shows no process,
+	// connection or tools of the instance.
+	if _, err := ctx.Defer("mark the instance stopped", func(context.Context) error {
+		s.mu.Lock()
+		s.stopped = true
+		s.mu.Unlock()
+		return nil
+	}); err != nil {
+		return err
+	}
 	if s.self = loop.From(ctx); s.self != nil {
 		self := s.self
 		if _, err := ctx.Defer("forget the harnesses behind the server", func(context.Context) error {
@@ -263,6 +273,9 @@ type Status struct {
 	DisabledTools     []string  `json:"disabledTools,omitempty"`
 	Reconnect         Reconnect `json:"reconnect"`
 
+	// Phase is configured (not applied yet), connecting, connected,
+	// reconnecting, lost (replaced: a successor serves), failed or stopped
+	// (disposed). Failed and stopped show no pid, connection or tools.
 	Phase           string            `json:"phase"`
 	PID             int               `json:"pid,omitempty"`
 	Server          *Server           `json:"server,omitempty"`

@@ -108,6 +108,9 @@ func TestListingProblems(t *testing.T) {
 			if names := hx.Tools.Names(); len(names) != 0 {
 				t.Fatalf("tools %q", names)
 			}
+			if st := hx.status("r"); st.Phase != "failed" || st.ConnectedSince != nil || len(st.Tools) != 0 {
+				t.Fatalf("a failed entry's status shows a connection or tools: %+v", st)
+			}
 		})
 	}
 }
@@ -392,5 +395,29 @@ func TestStatelessMetadata(t *testing.T) {
 		if tc.method == "tools/call" && !strings.Contains(string(raw), `"arguments":{"_meta":"an argument, not ours","x":[1]}`) {
 			t.Errorf("tools/call: the arguments changed: %s", raw)
 		}
+	}
+}
+
+// Once an entry is disabled (its instance disposed), its status shows no
+// process, no connection and no tools: the phase says stopped.
+func TestStatusOfADisposedInstance(t *testing.T) {
+	t.Parallel()
+	hx := newHarness(t)
+	c := hx.stdio("a", "srv", nil, "--only", "echo")
+	hx.mustLoad(yml(c))
+	hx.waitState("a", host.Ready)
+	if st := hx.status("a"); st.Phase != "connected" || st.PID == 0 || st.ConnectedSince == nil || len(st.Tools) != 1 {
+		t.Fatalf("running: %+v", st)
+	}
+	c.Disabled = true
+	hx.mustLoad(yml(c))
+	hx.waitState("a", host.Disabled)
+	st := hx.status("a")
+	if st.Phase != "stopped" || st.PID != 0 || st.ConnectedSince != nil || len(st.Tools) != 0 || st.ToolCount != 0 {
+		t.Fatalf("disabled: %+v", st)
+	}
+	lines := strings.Join(st.StatusLines(), "\n")
+	if strings.Contains(lines, "pid ") || strings.Contains(lines, "connected since") || strings.Contains(lines, "mcp__srv__echo") {
+		t.Fatalf("disabled: status lines show what no longer runs:\n%s", lines)
 	}
 }

@@ -78,6 +78,7 @@ type supervisor struct {
 	last       *session                    // the latest session made, for status (stderr, pid)
 	changed    chan struct{}               // closed and replaced at every change of sess, gaveUp, successor
 	gaveUp     error                       // why the instance stopped serving for good (start failed, gave up)
+	stopped    bool                        // disposed: nothing of it runs or is registered
 	attempt    int
 	nextTry    time.Time
 	lastErr    string
@@ -399,6 +400,8 @@ func (s *supervisor) phaseLocked() string {
 	switch {
 	case s.gaveUp != nil:
 		return "failed"
+	case s.stopped:
+		return "stopped"
 	case s.sess != nil:
 		return "connected"
 	case s.successor != nil:
@@ -825,15 +828,18 @@ func (s *supervisor) status(st *Status, red *secret.Set) {
 		t := s.lastSync
 		st.LastSync = &t
 	}
-	if s.gen != nil {
+	// What runs and what is registered: nothing once the instance has
+	// failed or was disposed (the last words, stderr, stay below).
+	live := s.gaveUp == nil && !s.stopped
+	if s.gen != nil && live {
 		for _, n := range s.gen.names {
 			st.Tools[n.Public] = n.Raw
 		}
 		st.ToolCount = len(s.gen.names)
+		st.HiddenTools = s.hidden
 	}
-	st.HiddenTools = s.hidden
 	st.Reconnects = s.reconnects
-	if s.sess != nil {
+	if s.sess != nil && live {
 		t := s.since
 		st.ConnectedSince = &t
 	}
@@ -856,8 +862,8 @@ func (s *supervisor) status(st *Status, red *secret.Set) {
 		st.ProtocolVersion = red.Redact(proto)
 	}
 	if sc, ok := sess.c.(*stdioConn); ok {
-		if s.sess != nil {
-			st.PID = sc.PID() // a lost server's pid is gone, or someone else's
+		if s.sess != nil && live {
+			st.PID = sc.PID() // a lost or stopped server's pid is gone, or someone else's
 		}
 		st.Stderr = sc.Stderr() // redacted as it was read; a lost server's last words
 	}
