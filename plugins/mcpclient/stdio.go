@@ -333,7 +333,6 @@ func (c *stdioConn) write(ctx context.Context, line []byte) error {
 	default:
 	}
 	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = time.Now().Add(maxWriteStall)
@@ -344,12 +343,18 @@ func (c *stdioConn) write(ctx context.Context, line []byte) error {
 	if cap(c.wbuf) > 64<<10 {
 		c.wbuf = nil // keep no large message around
 	}
-	if err != nil {
-		err = fmt.Errorf("write to the server: %w", err)
-		c.lose(err)
-		return err
+	c.writeMu.Unlock()
+	if err == nil {
+		return nil
 	}
-	return nil
+	// A server that closed its stdin is usually exiting: its exit status
+	// and last words say why, not the broken pipe.
+	if errors.Is(err, syscall.EPIPE) {
+		c.lose(c.exitReason(fmt.Sprintf("write to the server: %v", err)))
+	} else {
+		c.lose(fmt.Errorf("write to the server: %w", err))
+	}
+	return c.Err()
 }
 
 // lull is how long the reader goroutine waits, after the last request,
@@ -432,7 +437,11 @@ func (c *stdioConn) readOne() error {
 		}
 	}
 	if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
-		c.lose(c.exitReason(err))
+		fallback := "the server closed its stdout"
+		if !errors.Is(err, io.EOF) {
+			fallback = fmt.Sprintf("reading from the server: %v", err)
+		}
+		c.lose(c.exitReason(fallback))
 	}
 	return err
 }
@@ -671,9 +680,10 @@ func (c *stdioConn) readStderr(r io.ReadCloser) {
 	}
 }
 
-// exitReason builds the error of a connection that ended with stdout: the
-// exit status if the process exits soon, and the last stderr lines.
-func (c *stdioConn) exitReason(readErr error) error {
+// exitReason builds the error of a connection that ended with stdout or
+// stdin: the exit status if the process exits soon (else fallback), and the
+// last stderr lines.
+func (c *stdioConn) exitReason(fallback string) error {
 	var reason string
 	select {
 	case <-c.exited:
@@ -686,10 +696,7 @@ func (c *stdioConn) exitReason(readErr error) error {
 		case <-time.After(exitWait):
 		}
 	case <-time.After(exitWait):
-		reason = "the server closed its stdout"
-		if !errors.Is(readErr, io.EOF) {
-			reason = fmt.Sprintf("reading from the server: %v", readErr)
-		}
+		reason = fallback
 	}
 	if lines := c.stderr.lines(); len(lines) > 0 {
 		last := lines

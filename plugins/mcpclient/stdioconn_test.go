@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -334,7 +333,8 @@ func TestStdioConnWriteToAClosedStdin(t *testing.T) {
 	c := startScript(t, `exec 0<&-; echo ready >&2; exec sleep 30`)
 	c.watch.Wait(t, waitTimeout, "the server's ready line", 1, msg("", "server stderr"))
 	_, err := c.SendRequest(context.Background(), request("r1", "ping"))
-	if err == nil || !strings.HasPrefix(err.Error(), "write to the server: ") || !errors.Is(err, syscall.EPIPE) {
+	// The server runs on: the broken pipe is the reason, with its last words.
+	if err == nil || err.Error() != "connection lost: write to the server: write |1: broken pipe; last stderr: ready" {
 		t.Fatalf("write to a closed pipe: %v", err)
 	}
 	if lost := c.lost(t); !errors.Is(err, lost) || !notSent(err) {
@@ -349,6 +349,20 @@ func TestStdioConnWriteToAClosedStdin(t *testing.T) {
 	}
 	if d := time.Since(start); d > stdinGrace+termGrace {
 		t.Fatalf("close took %s", d)
+	}
+}
+
+// A server that exits at start: whether our first write finds its stdin
+// closed or its stdout's end is read first, the reason is its exit status
+// and its last words, never a broken pipe.
+func TestStdioConnServerExitingAtStart(t *testing.T) {
+	t.Parallel()
+	for i := 0; i < 5; i++ {
+		c := startScript(t, `exec 0<&-; echo boom >&2; exit 7`)
+		_, err := c.SendRequest(context.Background(), request("r1", "initialize"))
+		if err == nil || !strings.Contains(err.Error(), "the server exited with status 7; last stderr: boom") {
+			t.Fatalf("run %d: %v", i, err)
+		}
 	}
 }
 
