@@ -58,6 +58,13 @@ func dial(life context.Context, spawn *proc.Spawner, cfg *Config, dir string, lo
 		case !filepath.IsAbs(cwd):
 			cwd = filepath.Join(dir, cwd)
 		}
+		// exec reports a missing folder as the command's "no such file".
+		if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+			if err == nil {
+				err = errors.New("not a directory")
+			}
+			return nil, fmt.Errorf("cwd %s: %w", cwd, err)
+		}
 		return startStdio(spawn, cfg.Command, cfg.Args, env, cwd, log, secrets)
 	case TransportHTTP:
 		return dialHTTP(life, cfg, log, secrets)

@@ -744,6 +744,10 @@ func TestStdioStartupFailures(t *testing.T) {
 			[]string{"connect: mcp-client(srv): startup timed out after 300ms (startupTimeoutMs): initialize: context deadline exceeded"}, 5 * time.Second},
 		{"hang on the first listing", map[string]any{"startupTimeoutMs": 300}, []string{"--hang-on", "tools/list"},
 			[]string{"connect: mcp-client(srv): startup timed out after 300ms (startupTimeoutMs): tools/list: context deadline exceeded"}, 5 * time.Second},
+		{"a cwd that does not exist", map[string]any{"cwd": "no-such-folder"}, nil,
+			[]string{"connect: mcp-client(srv): cwd ", "no-such-folder: stat ", "no such file or directory"}, 5 * time.Second},
+		{"a cwd that is a file", map[string]any{"cwd": "cordis.yml"}, nil,
+			[]string{"connect: mcp-client(srv): cwd ", "cordis.yml: not a directory"}, 5 * time.Second},
 		{"bad flags", nil, []string{"--no-such-flag"},
 			[]string{"connect: mcp-client(srv): initialize: connection lost: the server exited with status 2; last stderr: mcpfixture: flag provided but not defined: -no-such-flag"}, 5 * time.Second},
 	} {
