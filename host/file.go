@@ -58,6 +58,9 @@ func expandedSize(n *yaml.Node, memo map[*yaml.Node]int) (int, bool) {
 // JavaScript subset (see package jsexpr).
 const jsTag = "!!js"
 
+// jsOnlyInConfig is the problem of a !!js outside config.
+const jsOnlyInConfig = "!!js is evaluated only below config: write the value out"
+
 // File is a parsed cordis.yml: the entries in file order, their
 // configuration kept as YAML nodes with !!js expressions parsed but not
 // evaluated.
@@ -254,7 +257,9 @@ func (p *parser) entry(n *yaml.Node) *Entry {
 		case "id":
 			idNode = v
 		case "name":
-			if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!str" || v.Value == "" {
+			if v.ShortTag() == jsTag {
+				p.add(p.pos(v), "", "name", jsOnlyInConfig)
+			} else if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!str" || v.Value == "" {
 				p.add(p.pos(v), "", "name", "must be a plugin name (a non-empty string)")
 			}
 			e.Name = v.Value
@@ -269,7 +274,9 @@ func (p *parser) entry(n *yaml.Node) *Entry {
 			}
 		case "disabled":
 			b, err := strconv.ParseBool(v.Value)
-			if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!bool" || err != nil {
+			if v.ShortTag() == jsTag {
+				p.add(p.pos(v), "", "disabled", jsOnlyInConfig)
+			} else if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!bool" || err != nil {
 				p.add(p.pos(v), "", "disabled", "must be true or false")
 			}
 			e.Disabled = b
@@ -280,6 +287,8 @@ func (p *parser) entry(n *yaml.Node) *Entry {
 	switch {
 	case idNode == nil:
 		p.add(e.Pos, "", "id", "is required")
+	case idNode.ShortTag() == jsTag:
+		p.add(p.pos(idNode), "", "id", jsOnlyInConfig)
 	case idNode.Kind != yaml.ScalarNode || !idPattern.MatchString(idNode.Value):
 		p.add(p.pos(idNode), "", "id", "must be a non-empty string without spaces or control characters (at most 128 bytes)")
 	default:

@@ -107,6 +107,11 @@ func TestParseProblems(t *testing.T) {
 		{"config not a mapping", "- id: a\n  name: probe\n  config: [1]\n", `cordis.yml:3:11: entry "a": config: must be a mapping`},
 		{"disabled not a bool", "- id: a\n  name: probe\n  disabled: maybe\n", `cordis.yml:3:13: entry "a": disabled: must be true or false`},
 		{"id with spaces", "- id: a b\n  name: probe\n", `cordis.yml:1:7: id: must be a non-empty string`},
+		// !!js makes values below config only: an id taken as the
+		// expression's text would be a surprise.
+		{"an expression as id", "- id: !!js process.env.HOME\n  name: probe\n", `cordis.yml:1:7: id: !!js is evaluated only below config: write the value out`},
+		{"an expression as name", "- id: a\n  name: !!js process.env.KIND\n", `cordis.yml:2:9: entry "a": name: !!js is evaluated only below config`},
+		{"an expression as disabled", "- id: a\n  name: probe\n  disabled: !!js process.env.OFF\n", `cordis.yml:3:13: entry "a": disabled: !!js is evaluated only below config`},
 		{"custom tag", "- id: a\n  name: probe\n  config: {label: !env X}\n", `cordis.yml:3:19: entry "a": config.label: unsupported tag !env`},
 		{"js in a template", "- id: a\n  name: probe\n  config:\n    label: !!js '`a ${require(1)}`'\n", `cordis.yml:4:23: entry "a": config.label: !!js: unsupported expression "require(...)"`},
 		{"js double quoted", "- id: a\n  name: probe\n  config:\n    label: !!js \"process.exit()\"\n", `cordis.yml:4:18: entry "a": config.label: !!js:`},
