@@ -329,3 +329,28 @@ func TestHelp(t *testing.T) {
 		}
 	}
 }
+
+// A call's arguments, for call and /call: empty is {} (an empty stdin too),
+// JSON that is not an object is {} with a note, bad JSON is refused.
+func TestParseArgs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ in, args, note, err string }{
+		{"", "{}", "", ""},
+		{" \n\t", "{}", "", ""},
+		{`{"a":1}`, `{"a":1}`, "", ""},
+		{" {\"a\": [1]} \n", `{"a": [1]}`, "", ""},
+		{"[1]", "{}", "the arguments are not a JSON object; sending {}", ""},
+		{"null", "{}", "the arguments are not a JSON object; sending {}", ""},
+		{"{", "", "", "the arguments are not valid JSON: unexpected end of JSON input"},
+		{`{"a":1} x`, "", "", "the arguments are not valid JSON: invalid character 'x' after top-level value"},
+	} {
+		args, note, err := parseArgs([]byte(tc.in))
+		if string(args) != tc.args || note != tc.note || (err == nil) != (tc.err == "") || err != nil && err.Error() != tc.err {
+			t.Errorf("parseArgs(%q) = %s, %q, %v; want %s, %q, %q", tc.in, args, note, err, tc.args, tc.note, tc.err)
+		}
+	}
+	var stderr bytes.Buffer
+	if args, err := readArgs([]string{"-"}, strings.NewReader(""), &stderr); err != nil || string(args) != "{}" || stderr.Len() != 0 {
+		t.Errorf("an empty stdin: %s, %v, %q", args, err, stderr.String())
+	}
+}

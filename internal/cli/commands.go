@@ -91,30 +91,43 @@ func callTool(ctx context.Context, hs *harness, progress *reporter) error {
 	return nil
 }
 
-// readArgs returns the call's arguments: none means {}, "-" reads stdin.
-// JSON that parses but is not an object is sent as {} (the seeds).
+// readArgs reads the call's arguments: none means {}, "-" reads stdin.
 func readArgs(rest []string, stdin io.Reader, stderr io.Writer) (json.RawMessage, error) {
-	if len(rest) == 0 {
-		return json.RawMessage("{}"), nil
+	var raw []byte
+	if len(rest) > 0 {
+		raw = []byte(rest[0])
 	}
-	raw := []byte(rest[0])
-	if rest[0] == "-" {
+	if len(rest) > 0 && rest[0] == "-" {
 		var err error
 		if raw, err = io.ReadAll(stdin); err != nil {
 			return nil, exit(ExitUsage, "harness call: reading the arguments from stdin: %v", err)
 		}
 	}
-	if !json.Valid(raw) {
-		var v any
-		err := json.Unmarshal(raw, &v)
-		return nil, exit(ExitUsage, "harness call: the arguments are not valid JSON: %v", err)
+	args, note, err := parseArgs(raw)
+	if err != nil {
+		return nil, exit(ExitUsage, "harness call: %v", err)
 	}
+	if note != "" {
+		fmt.Fprintln(stderr, "harness call: "+note)
+	}
+	return args, nil
+}
+
+// parseArgs returns a call's arguments from their text, for call and the
+// console's /call: empty means {}; JSON that is not an object is sent as {}
+// (the seeds), which note says.
+func parseArgs(raw []byte) (args json.RawMessage, note string, err error) {
 	trimmed := bytes.TrimSpace(raw)
-	if trimmed[0] != '{' {
-		fmt.Fprintln(stderr, "harness call: the arguments are not a JSON object; sending {}")
-		return json.RawMessage("{}"), nil
+	switch {
+	case len(trimmed) == 0:
+		return json.RawMessage("{}"), "", nil
+	case !json.Valid(trimmed):
+		var v any
+		return nil, "", fmt.Errorf("the arguments are not valid JSON: %v", json.Unmarshal(trimmed, &v))
+	case trimmed[0] != '{':
+		return json.RawMessage("{}"), "the arguments are not a JSON object; sending {}", nil
 	}
-	return trimmed, nil
+	return trimmed, "", nil
 }
 
 // waitForTool waits until name is registered or every entry has settled,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/harness-go/harness/internal/safe"
 )
@@ -63,17 +62,12 @@ func (c *console) call(ctx context.Context, rest string) error {
 	if name == "" {
 		return errors.New("usage: /call NAME [JSON]")
 	}
-	var argv []string
-	if args != "" {
-		argv = []string{args}
-	}
-	raw, err := readArgs(argv, strings.NewReader(""), c.stderr())
+	raw, note, err := parseArgs([]byte(args))
 	if err != nil {
-		var ee *exitError
-		if errors.As(err, &ee) {
-			return errors.New(ee.msg)
-		}
 		return err
+	}
+	if note != "" {
+		fmt.Fprintln(c.stderr(), note)
 	}
 	if _, ok := hs.tools.Lookup(name); !ok {
 		return fmt.Errorf("unknown tool %q; /tools lists them", name) // %q escapes

@@ -97,8 +97,9 @@ entry failed or did not settle.
 	"call": `Usage: harness call NAME [JSON|-] [flags] [--json]
 
 Waits until NAME is registered or every entry has settled (bounded by --wait),
-calls it with the JSON arguments (default {}; - reads them from stdin; JSON
-that is not an object is sent as {}), and prints the text the model would see.
+calls it with the JSON arguments (default {}, and so is an empty text; - reads
+them from stdin; JSON that is not an object is sent as {}), and prints the text
+the model would see.
 An error result prints "Error: ..." and exits 1. --json prints
 {"text": ..., "isError": ...}. An unknown tool exits 2.
 `,
