@@ -73,11 +73,36 @@ func (c *httpConn) SendRequest(ctx context.Context, req transport.JSONRPCRequest
 		return nil, &notSentError{err}
 	}
 	resp, err := c.StreamableHTTP.SendRequest(ctx, req)
+	if err != nil {
+		err = sentOnce(err)
+	}
 	if err != nil && ctx.Err() == nil && refused(err) {
 		return nil, &notSentError{err}
 	}
 	return resp, err
 }
+
+// sendFailed is what mcp-go puts before an error of a request on the way,
+// twice (its sendHTTP's and its SendRequest's).
+const sendFailed = "failed to send request: "
+
+// sentOnce says mcp-go's "failed to send request: " once, keeping the
+// error's chain.
+func sentOnce(err error) error {
+	if msg := err.Error(); strings.HasPrefix(msg, sendFailed+sendFailed) {
+		return &retold{msg: msg[len(sendFailed):], err: err}
+	}
+	return err
+}
+
+// retold is an error with a message of ours and the chain of the original.
+type retold struct {
+	msg string
+	err error
+}
+
+func (e *retold) Error() string { return e.msg }
+func (e *retold) Unwrap() error { return e.err }
 
 // SendNotification sends one notification, unless the connection is lost.
 func (c *httpConn) SendNotification(ctx context.Context, n mcp.JSONRPCNotification) error {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -419,5 +420,23 @@ func TestStatusOfADisposedInstance(t *testing.T) {
 	lines := strings.Join(st.StatusLines(), "\n")
 	if strings.Contains(lines, "pid ") || strings.Contains(lines, "connected since") || strings.Contains(lines, "mcp__srv__echo") {
 		t.Fatalf("disabled: status lines show what no longer runs:\n%s", lines)
+	}
+}
+
+// A server that cannot be reached is said once: mcp-go's "failed to send
+// request: " comes twice from it.
+func TestHTTPUnreachableSaidOnce(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String() + "/mcp"
+	ln.Close() // nothing listens there now
+	hx := newHarness(t)
+	hx.mustLoad(yml(httpEntry("r", "gone", url, nil)))
+	e := hx.waitState("r", host.Failed)
+	if !strings.Contains(e.Error, "initialize: failed to send request: Post ") || strings.Contains(e.Error, "failed to send request: failed to send request") {
+		t.Fatalf("error %q", e.Error)
 	}
 }
