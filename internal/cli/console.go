@@ -173,6 +173,17 @@ func (c *console) handlePlain(cmd *command) { c.plain = cmd }
 func (c *console) stdout() io.Writer { return c.hs.env.Stdout }
 func (c *console) stderr() io.Writer { return c.hs.env.Stderr }
 
+// reply writes the console's answer that is no result (a command's error, a
+// note) to stderr: a line of text, or a JSON record with --log-format json,
+// so that stderr stays one format.
+func (c *console) reply(level, msg string) {
+	if c.hs.o.logFormat == "json" {
+		c.hs.note(level, msg)
+		return
+	}
+	fmt.Fprintln(c.stderr(), msg)
+}
+
 func unknownCommand(word string) error {
 	return fmt.Errorf("unknown command %q; /help lists the commands", word) // %q escapes
 }
@@ -370,10 +381,10 @@ func (c *console) serve(ctx context.Context, in lineSource) error {
 			continue
 		case errors.As(res.err, &long):
 			armed = false
-			fmt.Fprintln(c.stderr(), long.Error())
+			c.reply("error", long.Error())
 			continue
 		default:
-			fmt.Fprintln(c.stderr(), "reading the console: "+safe.Text(res.err.Error()))
+			c.reply("error", "reading the console: "+safe.Text(res.err.Error()))
 			return nil
 		}
 		armed = false
@@ -416,7 +427,7 @@ func (c *console) exec(ctx context.Context, line string) (quit bool) {
 				return true
 			case err == nil, cmdCtx.Err() != nil && errors.Is(err, context.Canceled):
 			default:
-				fmt.Fprintln(c.stderr(), safe.Text(err.Error()))
+				c.reply("error", safe.Text(err.Error()))
 			}
 			return quit
 		case s := <-c.signals:

@@ -69,19 +69,19 @@ func (c *console) agentCommand(id string) {
 	if id != "" {
 		a, ee := hs.selectAgent(id, "/agent ID")
 		if ee != nil {
-			fmt.Fprintln(c.stderr(), ee.msg)
+			c.reply("error", ee.msg)
 			return
 		}
 		ch.agentID = id
 		fmt.Fprintf(c.stdout(), "talking to %s\n", id)
 		if ee := hs.keyProblem(a); ee != nil {
-			fmt.Fprintln(c.stderr(), ee.msg)
+			c.reply("error", ee.msg)
 		}
 		return
 	}
 	entries := hs.agentEntries()
 	if len(entries) == 0 {
-		fmt.Fprintf(c.stderr(), "no agent entry in %s; %s\n", hs.o.config, noAgentHint)
+		c.reply("error", fmt.Sprintf("no agent entry in %s; %s", hs.o.config, noAgentHint))
 		return
 	}
 	current := ch.agentID

@@ -67,7 +67,7 @@ func (c *console) call(ctx context.Context, rest string) error {
 		return err
 	}
 	if note != "" {
-		fmt.Fprintln(c.stderr(), note)
+		c.reply("warn", note)
 	}
 	if _, ok := hs.tools.Lookup(name); !ok {
 		return fmt.Errorf("unknown tool %q; /tools lists them", name) // %q escapes

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -47,7 +48,7 @@ func TestConsoleHelpIsTheTable(t *testing.T) {
 func testConsole(tty bool) (*console, *bytes.Buffer, *lines, chan os.Signal) {
 	out, errOut := &bytes.Buffer{}, newLines()
 	sigs := make(chan os.Signal, 1)
-	hs := &harness{env: Env{Stdout: out, Stderr: errOut, StdinTTY: tty}}
+	hs := &harness{o: &options{}, env: Env{Stdout: out, Stderr: errOut, StdinTTY: tty}}
 	c := &console{hs: hs, signals: sigs, commands: map[string]*command{}}
 	for _, name := range []string{"/tools", "/call", "/status", "/restart", "/reload", "/help", "/quit", "/exit"} {
 		c.add(&command{name: name, help: strings.TrimPrefix(name, "/"), run: func(context.Context, string) error { return nil }})
@@ -406,4 +407,31 @@ func TestHistoryEncoding(t *testing.T) {
 func testLogger(t *testing.T) *slog.Logger {
 	t.Helper()
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// With --log-format json, stderr is JSON records only: the console's own
+// replies (a command's error, a note) included.
+func TestConsoleRepliesAsJSONRecords(t *testing.T) {
+	t.Parallel()
+	s := start(t, "- id: echo\n  name: echo\n", false, "--log-format", "json", "--log-level", "info")
+	for _, line := range []string{"/restart nope", "/frob", "/call echo [1]", "/call nope {}", "hello", "/quit"} {
+		s.send(line)
+	}
+	if code := s.exit(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	var msgs []string
+	for _, l := range strings.Split(strings.TrimSpace(s.errOut.String()), "\n") {
+		var rec struct{ Level, Msg string }
+		if err := json.Unmarshal([]byte(l), &rec); err != nil || rec.Level == "" {
+			t.Fatalf("a stderr line is not a JSON record: %q\n%s", l, s.errOut)
+		}
+		msgs = append(msgs, rec.Msg)
+	}
+	all := strings.Join(msgs, "\n")
+	for _, want := range []string{`restart "nope": unknown entry`, `unknown command "/frob"`, "the arguments are not a JSON object; sending {}", `unknown tool "nope"`, "no agent entry in "} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no record says %q:\n%s", want, all)
+		}
+	}
 }
