@@ -495,3 +495,95 @@ func TestStatusLinesAreEscaped(t *testing.T) {
 		t.Fatalf("a raw escape reached stdout:\n%q", s.out)
 	}
 }
+
+// hostileName is a tool name a model may ask for: an OSC 52 clipboard
+// write and a window title, each ended by BEL; a C1 CSI and a DEL.
+const hostileName = "\x1b]52;c;cHduZWQ=\a\x1b]0;OWNED\a\u009b2J\x7f"
+
+// The model's words in our lines (the name of a tool it asks for, shown
+// reasoning, a retry's reason) are escaped in ask, in a pipe and on a
+// terminal, and in the console; with --json they are JSON strings, whose
+// control characters are escaped (C1 and DEL too: encoding/json leaves
+// them raw).
+func TestAskModelNamesAreInert(t *testing.T) {
+	t.Parallel()
+	script := func() *fakellm.Server {
+		return fakellm.Start(t,
+			fakellm.Status(503, "busy \x1b]0;OWNED\a"),
+			fakellm.Stream(fakellm.Reasoning("think \x1b]0;OWNED\a"),
+				[]string{fakellm.CallDelta(0, "c1", hostileName, `{"message":"\u001b]0;OWNED\u0007"}`)}, fakellm.Finish("tool_calls")),
+			fakellm.Say("done"))
+	}
+	inert := func(t *testing.T, where, s string) {
+		t.Helper()
+		s = strings.ReplaceAll(s, "\r\x1b[K", "") // ours: the progress line on a terminal, erased
+		if strings.ContainsAny(s, "\x1b\a\u009b\x7f") {
+			t.Errorf("a raw ESC, BEL, CSI or DEL reached %s:\n%q", where, s)
+		}
+	}
+	const shown = `→ \x1b]52;c;cHduZWQ=\x07\x1b]0;OWNED\x07\u009b2J\x7f {"message":"\u001b]0;OWNED\u0007"}`
+	for _, tty := range []bool{false, true} {
+		t.Run(fmt.Sprint("tty=", tty), func(t *testing.T) {
+			t.Parallel()
+			args := []string{"ask", "go"}
+			if !tty {
+				args = append(args, "--show-reasoning") // on a terminal it is dimmed with escapes of ours
+			}
+			r := runMain(t, agentEntry("model", script().URL, "thinking: on"), nil, tty, nil, args...)
+			inert(t, "stdout", r.stdout)
+			inert(t, "stderr", r.stderr)
+			if r.code != 0 || r.stdout != "done\n" || !strings.Contains(r.stderr, shown+"\n") {
+				t.Fatalf("want %q on stderr\n%s", shown, r)
+			}
+			if !strings.Contains(r.stderr, `(HTTP 503: busy \x1b]0;OWNED\x07)`) {
+				t.Errorf("the retry line:\n%s", r)
+			}
+			if !strings.Contains(r.stderr, `← Error: unknown tool "\x1b]52;c;cHduZWQ=\a\x1b]0;OWNED\a\u009b2J\x7f"`) {
+				t.Errorf("the result line:\n%s", r)
+			}
+			if !tty && !strings.Contains(r.stderr, `think \x1b]0;OWNED\x07`) {
+				t.Errorf("the reasoning is not shown escaped:\n%s", r)
+			}
+		})
+	}
+	t.Run("json", func(t *testing.T) {
+		t.Parallel()
+		r := runMain(t, agentEntry("model", script().URL, "thinking: on"), nil, false, nil, "ask", "go", "--json")
+		if r.code != 0 {
+			t.Fatal(r)
+		}
+		inert(t, "stdout", r.stdout)
+		inert(t, "stderr", r.stderr)
+		var names []string
+		for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+			var e struct{ Type, Name, Delta string }
+			if err := json.Unmarshal([]byte(l), &e); err != nil {
+				t.Fatalf("line %q: %v", l, err)
+			}
+			switch e.Type {
+			case "tool_call", "tool_result":
+				names = append(names, e.Name)
+			case "reasoning":
+				if e.Delta != "think \x1b]0;OWNED\a" {
+					t.Errorf("reasoning %q", e.Delta)
+				}
+			}
+		}
+		if !slices.Equal(names, []string{hostileName, hostileName}) {
+			t.Errorf("the events' names %q", names)
+		}
+	})
+	t.Run("console", func(t *testing.T) {
+		t.Parallel()
+		s := start(t, agentEntry("model", script().URL, "thinking: on"), false)
+		s.send("go")
+		s.out.waitFor(t, "done\n")
+		s.errOut.waitFor(t, shown+"\n")
+		s.send("/quit")
+		if code := s.exit(); code != 0 {
+			t.Fatalf("exit %d", code)
+		}
+		inert(t, "stdout", s.out.String())
+		inert(t, "stderr", s.errOut.String())
+	})
+}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -24,7 +25,9 @@ const previewBytes = 200
 // on a terminal its control characters other than \n and \t are escaped.
 // Our own lines (previews, errors, usage) are redacted: they go to the
 // run's stderr, which redacts every write (Main wraps it; so does run on a
-// terminal), and each is one write.
+// terminal), and each is one write. Every piece of them that comes from the
+// model or a server (a tool's name, its arguments, its result, a retry's
+// reason) is escaped, on a terminal or not, and so is shown reasoning.
 type transcript struct {
 	out, errOut   io.Writer
 	secrets       *secret.Set
@@ -83,7 +86,9 @@ func (t *transcript) event(e agent.Event) {
 		t.endReasoning()
 		t.breakLine()
 		t.open++
-		t.line("→ " + e.Name + " " + t.preview(string(e.Arguments)))
+		// The name is the model's word, as the arguments are: a model can
+		// ask for any name, escapes included.
+		t.line("→ " + t.preview(e.Name) + " " + t.preview(string(e.Arguments)))
 	case agent.EventToolResult:
 		if t.open > 1 {
 			t.many = true
@@ -100,7 +105,7 @@ func (t *transcript) event(e agent.Event) {
 	case agent.EventRetry:
 		t.endReasoning()
 		t.breakLine()
-		t.line(fmt.Sprintf("retrying in %s (attempt %d): %s", e.Wait.Round(10*time.Millisecond), e.Attempt, e.Message))
+		t.line(fmt.Sprintf("retrying in %s (attempt %d): %s", e.Wait.Round(10*time.Millisecond), e.Attempt, safe.Line(e.Message)))
 	case agent.EventUsage:
 		t.endReasoning()
 		t.endAnswer()
@@ -129,7 +134,30 @@ func (t *transcript) jsonEvent(e agent.Event) {
 		t.saidError = true
 	}
 	b, _ := e.MarshalJSON()
-	t.out.Write(append(b, '\n'))
+	t.out.Write(append(inertJSON(b), '\n'))
+}
+
+// inertJSON writes the DEL and C1 control characters of a JSON line as \u
+// escapes, as encoding/json already writes the C0 ones (ESC, BEL): it writes
+// these raw, and a terminal may act on them (U+009B is CSI). Outside ASCII
+// and DEL can only be inside a string, so the line means the same.
+func inertJSON(b []byte) []byte {
+	if !bytes.Contains(b, []byte{0x7f}) && !bytes.Contains(b, []byte{0xc2}) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+16)
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == 0x7f:
+			out = append(out, `\u007f`...)
+		case c == 0xc2 && i+1 < len(b) && b[i+1] >= 0x80 && b[i+1] <= 0x9f:
+			out = fmt.Appendf(out, `\u%04x`, b[i+1])
+			i++
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // preview is one inert, redacted line of at most previewBytes (then "…"):
