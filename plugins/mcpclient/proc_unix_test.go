@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // running reports whether pid is a process that still runs, or could.
@@ -67,3 +68,16 @@ func exists(pid int) bool { return syscall.Kill(pid, 0) == nil }
 
 // kill sends SIGKILL to pid.
 func kill(pid int) { _ = syscall.Kill(pid, syscall.SIGKILL) }
+
+// reapDaemon kills a process a test let escape, and reaps it if it became
+// our child (the spawner makes this process a subreaper on Linux).
+func reapDaemon(pid int) {
+	kill(pid)
+	for i := 0; i < 100 && running(pid); i++ {
+		var ws syscall.WaitStatus
+		if wpid, _ := syscall.Wait4(pid, &ws, syscall.WNOHANG, nil); wpid == pid {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -77,6 +77,7 @@ type stdioConn struct {
 	// the reader goroutine blocked in a read kicks it out with a read
 	// deadline in the past (see readOwn).
 	out       *os.File
+	errR      *os.File      // the read end of the server's stderr
 	rd        *lineReader   // guarded by readTok
 	readTok   chan struct{} // capacity 1: holding it is the right to read
 	waiters   atomic.Int32  // callers waiting for a response
@@ -158,11 +159,13 @@ func startStdio(sp *proc.Spawner, command string, args, env []string, dir string
 		exited:    make(chan struct{}),
 		stderrEOF: make(chan struct{}),
 	}
+	c.errR = errR
 	c.workers.Add(4)
 	go func() {
 		defer c.workers.Done()
 		c.exitErr = p.Wait()
 		close(c.exited)
+		c.watchExit()
 	}()
 	go func() { defer c.workers.Done(); defer close(c.stderrEOF); c.readStderr(errR) }()
 	go func() { defer c.workers.Done(); c.readLoop() }()
@@ -680,6 +683,25 @@ func (c *stdioConn) readStderr(r io.ReadCloser) {
 	}
 }
 
+// watchExit ends the connection when the server has exited but its stdout
+// stays open: a process it started holds it (a helper that inherited its
+// stdio), and no end of stdout will come. An exit with status 0 is left to
+// the end of stdout: a wrapper may leave its server running in the
+// background, on the same pipes. The answers the server wrote before it
+// exited are read first (exitWait).
+func (c *stdioConn) watchExit() {
+	if c.exitErr == nil {
+		return
+	}
+	t := time.NewTimer(exitWait)
+	defer t.Stop()
+	select {
+	case <-c.done:
+	case <-t.C:
+		c.lose(c.exitReason("the server exited"))
+	}
+}
+
 // exitReason builds the error of a connection that ended with stdout or
 // stdin: the exit status if the process exits soon (else fallback), and the
 // last stderr lines.
@@ -767,9 +789,28 @@ func (c *stdioConn) Close() error {
 		if err := c.proc.Close(); err != nil && c.closeErr == nil {
 			c.closeErr = err
 		}
-		c.workers.Wait()
+		c.waitWorkers()
 	})
 	return c.closeErr
+}
+
+// waitWorkers waits for the transport's goroutines. A process beyond our
+// reach (a daemon that left the group and dropped its tag) may still hold
+// the server's stdout or stderr: after exitWait the readers stop reading.
+func (c *stdioConn) waitWorkers() {
+	done := make(chan struct{})
+	go func() { c.workers.Wait(); close(done) }()
+	t := time.NewTimer(exitWait)
+	defer t.Stop()
+	select {
+	case <-done:
+		return
+	case <-t.C:
+	}
+	c.log.Debug("a process outside the server's group holds its stdout or stderr; no longer reading them")
+	_ = c.out.Close()
+	_ = c.errR.Close()
+	<-done
 }
 
 func (c *stdioConn) waitExit(d time.Duration) bool {

@@ -366,6 +366,49 @@ func TestStdioConnServerExitingAtStart(t *testing.T) {
 	}
 }
 
+// A server that exits while a process it started holds its stdout: no end
+// of stdout comes, yet the connection ends with the exit status within
+// about exitWait (it waited for the call's timeout).
+func TestStdioConnExitWithStdoutHeld(t *testing.T) {
+	t.Parallel()
+	c := startScript(t, `sleep 30 & echo bye >&2; exit 3`)
+	select {
+	case <-c.Done():
+	case <-time.After(waitTimeout):
+		t.Fatal("the connection outlived its server")
+	}
+	if err := c.Err(); err == nil || !strings.Contains(err.Error(), "the server exited with status 3; last stderr: bye") {
+		t.Fatalf("the connection ended with %v", err)
+	}
+	// An exit with status 0 is not taken for the end: a wrapper may leave
+	// its server on the pipes.
+	c = startScript(t, `sleep 30 & exit 0`)
+	<-c.exited
+	select {
+	case <-c.Done():
+		t.Fatalf("a wrapper's exit 0 ended the connection: %v", c.Err())
+	case <-time.After(2 * exitWait):
+	}
+}
+
+// A daemon that left the server's group and dropped its tag holds the
+// server's stderr: Close still ends within its ladder, and stops reading.
+func TestStdioConnCloseWithAPipeHeldOutside(t *testing.T) {
+	t.Parallel()
+	c := startScript(t, `env -i /bin/sh -c 'setsid sleep 30 </dev/null >&2 & echo $!' >&2; exec sleep 30`)
+	rec := c.watch.Wait(t, waitTimeout, "the daemon's pid", 1, msg("", "server stderr"))
+	var pid int
+	if _, err := fmt.Sscan(rec[0].Attrs["line"], &pid); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { reapDaemon(pid) })
+	start := time.Now()
+	_ = c.Close()
+	if d := time.Since(start); d > stdinGrace+termGrace+2*time.Second {
+		t.Fatalf("Close took %s with the server's stderr held by a daemon", d)
+	}
+}
+
 func TestStdioConnCloseReapsTheGroup(t *testing.T) {
 	t.Parallel()
 	// The server exits at once, leaving a grandchild in its group.
