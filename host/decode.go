@@ -137,7 +137,18 @@ func (e *Entry) decode(r *resolved, v any) []Problem {
 					add(n, field, rest)
 				}
 			} else {
-				add(r.node, "", err.Error())
+				// "cannot decode !!str `…` as a !!int" (an explicit tag): the
+				// whole value is quoted; find its node by it.
+				n, field, msg := r.node, "", err.Error()
+				if q := quotedValue.FindString(msg); q != "" {
+					if found := r.byValue(q[1 : len(q)-1]); found != nil {
+						n, field = found, r.paths[found]
+					}
+				}
+				if n == r.node || r.js[n] || secretField(reflect.TypeOf(v), field) {
+					msg = quotedValue.ReplaceAllString(msg, "(value not shown)")
+				}
+				add(n, field, msg)
 			}
 			return problems
 		}
@@ -219,6 +230,21 @@ func (r *resolved) locate(msg string) (*yaml.Node, string, string) {
 		return &yaml.Node{Line: line}, "", m[2]
 	}
 	return best, r.paths[best], m[2]
+}
+
+// byValue returns the scalar node holding value, nil when none does (or
+// several do: then the message cannot say which).
+func (r *resolved) byValue(value string) *yaml.Node {
+	var found *yaml.Node
+	for n := range r.paths {
+		if n.Kind == yaml.ScalarNode && n.Value == value {
+			if found != nil {
+				return nil
+			}
+			found = n
+		}
+	}
+	return found
 }
 
 // find returns the node at a field path ("env.TOKEN", "args[1]").

@@ -701,6 +701,10 @@ func TestTypeErrorsDoNotQuoteSecrets(t *testing.T) {
 		{"secret map", `headers: "Bearer abcdefgh"`, `config.headers: cannot unmarshal !!str (value not shown) into map[string]string`, "Bearer"},
 		{"secret string", "token: [tok_abcdefgh]", `cannot unmarshal !!seq into string`, "tok_abc"},
 		{"plain", "count: many", "config.count: cannot unmarshal !!str `many` into int", ""},
+		// An explicit tag: yaml.v3 quotes the whole value, and says nothing
+		// of where.
+		{"tagged secret", "headers: {A: !!int sk-live-INTTAG-1234}", "cordis.yml:4:18: entry \"a\": config.headers.A: yaml: cannot decode !!str (value not shown) as a !!int", "INTTAG"},
+		{"tagged plain", "label: !!float nope", "cordis.yml:4:12: entry \"a\": config.label: yaml: cannot decode !!str `nope` as a !!float", ""},
 	} {
 		_, err := fx.load("- id: a\n  name: probe\n  config:\n    " + tc.config + "\n")
 		if err == nil || !strings.Contains(err.Error(), tc.want) || tc.secret != "" && strings.Contains(err.Error(), tc.secret) {
