@@ -1,6 +1,7 @@
 package secret
 
 import (
+	"encoding/base64"
 	"net/url"
 	"strings"
 )
@@ -104,18 +105,19 @@ func credentialName(name string) bool {
 }
 
 // URLCredentials returns the credentials a URL carries in the clear: the
-// password of its user information and the values of query parameters
-// whose names look like credentials (?api_key=, ?access_token=, ?sig=).
+// password of its user information, with the base64 of "user:password"
+// that Go's HTTP client sends for it as a Basic Authorization header, and
+// the values of query parameters whose names look like credentials
+// (?api_key=, ?access_token=, ?sig=).
 func URLCredentials(raw string) []string {
-	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil {
-		return nil
-	}
+	raw = strings.TrimSpace(raw)
 	var out []string
-	if u.User != nil {
-		if pw, ok := u.User.Password(); ok {
-			out = append(out, pw)
-		}
+	if scheme, rest, ok := strings.Cut(raw, "://"); ok && validScheme(scheme) {
+		out = userinfoCredentials(rest)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return out
 	}
 	for name, vals := range u.Query() {
 		if credentialName(name) {
@@ -123,6 +125,72 @@ func URLCredentials(raw string) []string {
 		}
 	}
 	return out
+}
+
+// userinfoCredentials returns the credentials in the user information of a
+// URL, given the text after its "://": the password as written and
+// percent-decoded, and the base64 of "user:password" (decoded, as Go's
+// net/http computes the Basic Authorization header it sends for such a URL)
+// in the standard and URL-safe alphabets, padded or not. Read as Go's
+// url.Parse reads it: the authority ends at the first "/", "?" or "#", and
+// the user information at its last "@". A URL Go would refuse (an invalid
+// port, say) gives up its password all the same: its parse error quotes it.
+func userinfoCredentials(rest string) []string {
+	if end := strings.IndexAny(rest, "/?#"); end >= 0 {
+		rest = rest[:end]
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return nil
+	}
+	user, pw, ok := strings.Cut(rest[:at], ":")
+	if !ok {
+		return nil
+	}
+	out := []string{pw}
+	if u, err := url.PathUnescape(user); err == nil {
+		user = u
+	}
+	if p, err := url.PathUnescape(pw); err == nil && p != pw {
+		pw = p
+		out = append(out, pw)
+	}
+	basic := []byte(user + ":" + pw)
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b := enc.EncodeToString(basic); !contains(out, b) {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// validScheme reports whether s is a URL scheme: a letter, then letters,
+// digits, "+", "-" or ".".
+func validScheme(s string) bool {
+	if s == "" || !isLetter(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if !schemeByte(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+func schemeByte(c byte) bool {
+	return isLetter(c) || '0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'
 }
 
 // ArgCredentials returns the credentials a command line carries: the value

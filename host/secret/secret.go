@@ -14,7 +14,9 @@
 //
 //  1. A value qualifies when it has at least [MinLen] bytes and is not a
 //     plain number or a boolean: shorter values would blank out ordinary
-//     words. "Bearer <token>" also adds the token alone.
+//     words. "Bearer <token>" also adds the token alone; a URL with a
+//     password adds the password alone and the base64 of "user:password"
+//     (the Basic Authorization header Go's HTTP client sends for it).
 //  2. Each value is matched in its raw form, JSON-escaped (with and without
 //     HTML escaping) and percent-encoded the ways common libraries do it
 //     (Go's query and path escaping, JavaScript's encodeURIComponent,
@@ -31,7 +33,6 @@ package secret
 import (
 	"encoding/json"
 	"errors"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -104,9 +105,11 @@ func (s *Set) Add(values ...string) {
 	}
 	for _, v := range values {
 		add(v)
-		if u, err := url.Parse(strings.TrimSpace(v)); err == nil && u.User != nil {
-			if pw, ok := u.User.Password(); ok {
-				add(pw) // a password inside a URL may be printed alone
+		// A password inside a URL may be printed alone, or as the Basic
+		// Authorization header Go's HTTP client derives from it.
+		if scheme, rest, ok := strings.Cut(strings.TrimSpace(v), "://"); ok && validScheme(scheme) {
+			for _, c := range userinfoCredentials(rest) {
+				add(c)
 			}
 		}
 		// "Bearer <token>", "Basic <credentials>", "token <pat>": the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -78,6 +79,39 @@ func TestRedact(t *testing.T) {
 		t.Fatal("a nil set changed something")
 	}
 	none.Add("abcd1234") // no panic
+}
+
+// Go's HTTP client turns a URL's user information into a Basic
+// Authorization header: a server that echoes its request headers prints
+// the password in base64.
+func TestURLPasswordAsBasicAuth(t *testing.T) {
+	t.Parallel()
+	const u = "http://alice:urlpass-123456@host/mcp"
+	req, err := http.NewRequest("GET", u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, _ := req.URL.User.Password()
+	req.SetBasicAuth(req.URL.User.Username(), pw) // what the client's send does
+	header := "authorization: " + req.Header.Get("Authorization")
+	if header != "authorization: Basic YWxpY2U6dXJscGFzcy0xMjM0NTY=" {
+		t.Fatalf("net/http sends %q", header)
+	}
+	added := secret.New()
+	added.Add(u) // a URL that is a secret as a whole (an env value)
+	printed := secret.New()
+	printed.Add(secret.URLCredentials(u)...) // a url field
+	for _, s := range []*secret.Set{added, printed} {
+		for in, want := range map[string]string{
+			header:                        "authorization: Basic <redacted>",
+			"YWxpY2U6dXJscGFzcy0xMjM0NTY": "<redacted>",
+			"urlpass-123456":              "<redacted>",
+		} {
+			if got := s.Redact(in); got != want {
+				t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+			}
+		}
+	}
 }
 
 func TestSetOnlyGrows(t *testing.T) {
@@ -313,7 +347,13 @@ func TestURLCredentials(t *testing.T) {
 	}{
 		{"https://example.com/mcp", nil},
 		{"https://user@example.com/mcp", nil},
-		{"https://user:pw-0123@example.com/mcp", []string{"pw-0123"}},
+		{"https://user:pw-0123@example.com/mcp", []string{"dXNlcjpwdy0wMTIz", "pw-0123"}},
+		// The password as written and decoded; Basic credentials as Go's
+		// net/http sends them (base64 of the decoded user:password), in
+		// both alphabets, padded or not.
+		{"http://al%69ce:p%40ss%3Fw0rd@host/mcp", []string{"YWxpY2U6cEBzcz93MHJk", "p%40ss%3Fw0rd", "p@ss?w0rd"}},
+		{"http://u:pw~~~~~~@h/", []string{"dTpwd35+fn5+fg", "dTpwd35+fn5+fg==", "dTpwd35-fn5-fg", "dTpwd35-fn5-fg==", "pw~~~~~~"}},
+		{"mysql://root:pw-0123@tcp(h:3306)/db", []string{"cm9vdDpwdy0wMTIz", "pw-0123"}}, // url.Parse refuses it, and quotes it
 		{"https://h/mcp?api_key=k1&access-token=k2&sig=k3&Signature=k4&page=2&pass=k5", []string{"k1", "k2", "k3", "k4", "k5"}},
 		{"https://h/mcp?pwd=/tmp", nil}, // PWD alone is a folder
 		{"::not a url", nil},
@@ -337,7 +377,7 @@ func TestArgCredentials(t *testing.T) {
 		{[]string{"--token", "--verbose"}, nil}, // a flag, not a value
 		{[]string{"--token"}, nil},
 		{[]string{"run", "-e", "GITHUB_TOKEN=a5", "-e", "LOG_LEVEL=debug", "image"}, []string{"a5"}},
-		{[]string{"--db", "postgres://u:a6@h/db", "https://h/x?key=a7"}, []string{"a6", "a7"}},
+		{[]string{"--db", "postgres://u:a6@h/db", "https://h/x?key=a7"}, []string{"a6", "dTphNg==", "dTphNg", "a7"}},
 		{[]string{"--config=/etc/x.yml", "--pwd", "/tmp", "a/b=c"}, nil},
 	} {
 		got := secret.ArgCredentials(tc.args)
