@@ -10,8 +10,9 @@ import (
 	"unicode/utf8"
 )
 
-// Line escapes every control character, including newlines and tabs, and
-// the Unicode bidirectional overrides, so s prints as one inert line.
+// Line escapes every control character, including newlines and tabs, the
+// Unicode bidirectional overrides and format characters, and the line and
+// paragraph separators (U+2028, U+2029), so s prints as one inert line.
 // Invalid UTF-8 bytes are escaped as \xHH.
 func Line(s string) string {
 	if clean(s, false) {
@@ -59,7 +60,7 @@ func escape(s string, keepLayout bool) string {
 			b.WriteString(`\r`)
 		case r < 0x20 || r == 0x7f:
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case unicode.IsControl(r) || isBidi(r) || unicode.Is(unicode.Cf, r) && r != 0x200d:
+		case unicode.IsControl(r) || isBidi(r) || unicode.Is(unicode.Cf, r) && r != 0x200d || r == 0x2028 || r == 0x2029:
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
 			b.WriteRune(r)

@@ -18,6 +18,7 @@ func TestEscaping(t *testing.T) {
 		{"invalid utf8", "a\xffb", `a\xffb`, `a\xffb`},
 		{"del", "a\x7fb", `a\x7fb`, `a\x7fb`},
 		{"zwj kept", "👩\u200d💻", "👩\u200d💻", "👩\u200d💻"},
+		{"line and paragraph separators", "a\u2028b\u2029c", `a\u2028b\u2029c`, `a\u2028b\u2029c`},
 	} {
 		if got := safe.Line(tc.in); got != tc.line {
 			t.Errorf("%s: Line = %q, want %q", tc.name, got, tc.line)
