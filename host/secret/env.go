@@ -90,10 +90,11 @@ func SensitiveVar(name, value string) bool {
 
 // credentialName reports whether the name of a URL query parameter or of a
 // command-line flag looks like a credential: by the scrub table ("-" read as
-// "_"), or alone as one of its words (--pat, ?pass=), or a signature (?sig=).
+// "_"), or alone as one of its words (--pat, ?pass=), or a signature (?sig=,
+// ?X-Amz-Signature=).
 func credentialName(name string) bool {
 	up := strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
-	if Sensitive(up) || up == "SIG" || up == "SIGNATURE" {
+	if last := up[strings.LastIndex(up, "_")+1:]; Sensitive(up) || last == "SIG" || last == "SIGNATURE" {
 		return true
 	}
 	for _, w := range scrubWords {
@@ -195,29 +196,105 @@ func schemeByte(c byte) bool {
 
 // ArgCredentials returns the credentials a command line carries: the value
 // of a flag whose name looks like a credential (--api-key=V, --token V,
-// -password=V), of a NAME=V argument whose NAME the scrub table matches
-// (docker's -e GITHUB_TOKEN=V), and the credentials of URLs among the
-// arguments.
+// -password=V; never a one-letter flag such as -p, usually a port), of a
+// NAME=V argument whose NAME the scrub table matches (docker's -e
+// GITHUB_TOKEN=V), of a header "Name: V" named like a credential, and, anywhere inside any argument (a flag's value, a
+// header, a JSON object), the credentials of URLs (--db=mysql://u:pw@h/db)
+// and the token after "Bearer " or "Basic " ([authTokens]).
 func ArgCredentials(args []string) []string {
 	var out []string
 	for i, a := range args {
 		if strings.HasPrefix(a, "-") {
 			name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
 			switch {
-			case !credentialName(name):
+			case len(name) < 2 || !credentialName(name):
 			case hasVal:
 				out = append(out, val)
 			case i+1 < len(args) && !strings.HasPrefix(args[i+1], "-"):
 				out = append(out, args[i+1])
 			}
+		} else if name, val, ok := strings.Cut(a, "="); ok && !strings.ContainsAny(name, " /:") && Sensitive(name) {
+			out = append(out, val)
+		} else if name, val, ok := strings.Cut(a, ":"); ok && !strings.ContainsAny(name, " /") && credentialName(name) {
+			out = append(out, strings.TrimSpace(val)) // a header: "X-Api-Key: V"
+		}
+		for _, u := range urlsIn(a) {
+			out = append(out, URLCredentials(u)...)
+		}
+		out = append(out, authTokens(a)...)
+	}
+	return out
+}
+
+// urlsIn returns the URLs inside text: each "scheme://" and what follows it
+// up to a space, a quote or an angle bracket.
+func urlsIn(text string) []string {
+	var out []string
+	for i := 0; ; {
+		j := strings.Index(text[i:], "://")
+		if j < 0 {
+			return out
+		}
+		j += i
+		start := j
+		for start > i && schemeByte(text[start-1]) {
+			start--
+		}
+		for start < j && !isLetter(text[start]) {
+			start++
+		}
+		end := j + 3
+		for end < len(text) && !strings.ContainsRune(" \t\r\n\"'<>`", rune(text[end])) {
+			end++
+		}
+		if start < j {
+			out = append(out, text[start:end])
+		}
+		i = j + 3
+	}
+}
+
+// authTokens returns the credentials after the words "Bearer" and "Basic"
+// (in any case) inside text: a header passed as an argument ("Authorization:
+// Bearer T"), alone, or inside JSON. The token is what RFC 6750 allows
+// (letters, digits, "-._~+/", then "="), at least [MinLen] bytes, and not a
+// word of lower-case letters ("Basic authentication").
+func authTokens(text string) []string {
+	var out []string
+	for i := 0; i < len(text); i++ {
+		if i > 0 && (isLetter(text[i-1]) || '0' <= text[i-1] && text[i-1] <= '9') {
 			continue
 		}
-		if name, val, ok := strings.Cut(a, "="); ok && !strings.ContainsAny(name, " /:") && Sensitive(name) {
-			out = append(out, val)
-		}
-		if strings.Contains(a, "://") {
-			out = append(out, URLCredentials(a)...)
+		for _, word := range []string{"bearer", "basic"} {
+			j := i + len(word)
+			if j >= len(text) || !equalFoldASCII(text[i:j], word) || text[j] != ' ' && text[j] != '\t' {
+				continue
+			}
+			for j < len(text) && (text[j] == ' ' || text[j] == '\t') {
+				j++
+			}
+			k := j
+			for k < len(text) && (schemeByte(text[k]) || strings.IndexByte("_~/", text[k]) >= 0) {
+				k++
+			}
+			for k < len(text) && text[k] == '=' {
+				k++
+			}
+			if tok := text[j:k]; len(tok) >= MinLen && strings.Trim(tok, "abcdefghijklmnopqrstuvwxyz") != "" {
+				out = append(out, tok)
+			}
 		}
 	}
 	return out
+}
+
+// equalFoldASCII reports whether s is lower, a word of lower-case ASCII
+// letters, in any case.
+func equalFoldASCII(s, lower string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i]|0x20 != lower[i] {
+			return false
+		}
+	}
+	return true
 }

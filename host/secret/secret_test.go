@@ -2,6 +2,7 @@ package secret_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -354,7 +355,7 @@ func TestURLCredentials(t *testing.T) {
 		{"http://al%69ce:p%40ss%3Fw0rd@host/mcp", []string{"YWxpY2U6cEBzcz93MHJk", "p%40ss%3Fw0rd", "p@ss?w0rd"}},
 		{"http://u:pw~~~~~~@h/", []string{"dTpwd35+fn5+fg", "dTpwd35+fn5+fg==", "dTpwd35-fn5-fg", "dTpwd35-fn5-fg==", "pw~~~~~~"}},
 		{"mysql://root:pw-0123@tcp(h:3306)/db", []string{"cm9vdDpwdy0wMTIz", "pw-0123"}}, // url.Parse refuses it, and quotes it
-		{"https://h/mcp?api_key=k1&access-token=k2&sig=k3&Signature=k4&page=2&pass=k5", []string{"k1", "k2", "k3", "k4", "k5"}},
+		{"https://h/mcp?api_key=k1&access-token=k2&sig=k3&Signature=k4&page=2&pass=k5&X-Amz-Signature=k6", []string{"k1", "k2", "k3", "k4", "k5", "k6"}},
 		{"https://h/mcp?pwd=/tmp", nil}, // PWD alone is a folder
 		{"::not a url", nil},
 	} {
@@ -377,14 +378,41 @@ func TestArgCredentials(t *testing.T) {
 		{[]string{"--token", "--verbose"}, nil}, // a flag, not a value
 		{[]string{"--token"}, nil},
 		{[]string{"run", "-e", "GITHUB_TOKEN=a5", "-e", "LOG_LEVEL=debug", "image"}, []string{"a5"}},
-		{[]string{"--db", "postgres://u:a6@h/db", "https://h/x?key=a7"}, []string{"a6", "dTphNg==", "dTphNg", "a7"}},
+		{[]string{"--db", "postgres://u:a6@h/db", "https://h/x?key=a7"}, append(basic("u", "a6"), "a7")},
 		{[]string{"--config=/etc/x.yml", "--pwd", "/tmp", "a/b=c"}, nil},
+		{[]string{"-p", "5432", "-p", "port-0123456789"}, nil}, // a port, not a password
+		// A URL anywhere inside an argument.
+		{[]string{"--db=mysql://root:mysqlroot-1234@h/db"}, basic("root", "mysqlroot-1234")},
+		{[]string{"--url=https://u:pw-12345678@h/x?X-Amz-Signature=sig-0123456789&X-Amz-Date=20240101"},
+			append(basic("u", "pw-12345678"), "sig-0123456789")},
+		{[]string{"a=https://u:p1-aaaaaaa@h,b=https://v:p2-bbbbbbb@g"}, append(basic("u", "p1-aaaaaaa"), basic("v", "p2-bbbbbbb")...)},
+		{[]string{`--config={"url":"redis://:pw-redis-123@h:6379"}`}, basic("", "pw-redis-123")},
+		// Bearer and Basic tokens anywhere, and headers named like credentials.
+		{[]string{"--header", "Authorization: Bearer hdrbearer-444444"}, []string{"hdrbearer-444444"}},
+		{[]string{"serve", "Bearer bareword-bearer-1234"}, []string{"bareword-bearer-1234"}},
+		{[]string{"-H", "x: basic dXNlcjpwYXNzd29yZA=="}, []string{"dXNlcjpwYXNzd29yZA=="}},
+		{[]string{`--headers={"Authorization":"Bearer json.bearer_5678~/+"}`}, []string{"json.bearer_5678~/+"}},
+		{[]string{"--header", "X-Api-Key: k-0123456789"}, []string{"k-0123456789"}},
+		{[]string{"--note=Basic authentication; a bearer tokenholder; Bearer short1; unbearer xyz-0123456789"}, nil},
 	} {
 		got := secret.ArgCredentials(tc.args)
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("ArgCredentials(%q) = %q, want %q", tc.args, got, tc.want)
 		}
 	}
+}
+
+// basic returns what URLCredentials finds in user:pw@: the password, then
+// the base64 of user:pw in the standard and URL-safe alphabets, padded or
+// not, each once.
+func basic(user, pw string) []string {
+	out := []string{pw}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b := enc.EncodeToString([]byte(user + ":" + pw)); !slices.Contains(out, b) {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // BenchmarkRedact redacts a log line of 150 bytes that holds no secret, with
