@@ -38,6 +38,10 @@ var (
 	// ErrBadStream: the endpoint sent something that is not a chat
 	// completion stream.
 	ErrBadStream = errors.New("the stream could not be read")
+	// ErrTooLarge: one model response carried more than this package's
+	// bounds allow ([MaxReplyTextBytes], [MaxReplyCallBytes],
+	// [MaxReplyToolCalls]); it is not sent again.
+	ErrTooLarge = errors.New("the model's response is too large")
 	// ErrMaxSteps: the turn made maxSteps model requests without an answer.
 	ErrMaxSteps = errors.New("maxSteps reached")
 	// ErrTooManyTools: more tools than maxTools would be sent.
@@ -82,6 +86,9 @@ func (a *Agent) classify(ctx context.Context, err error) failure {
 			return failure{err: fmt.Errorf("%s: %w during the turn (edited, removed or restarted)", entry, ErrStopped)}
 		}
 		return failure{err: fmt.Errorf("%s: %w", entry, ErrCancelled)}
+	}
+	if errors.Is(err, ErrTooLarge) {
+		return failure{err: fmt.Errorf("%s: %w", entry, err)}
 	}
 	var apiErr *openai.Error
 	var streamErr *ssestream.StreamError

@@ -12,8 +12,9 @@ import (
 const maxErrorBody = 64 << 10
 
 // boundedErrors cuts the bodies of error responses (status 400 and above) at
-// maxErrorBody; a stream's body is not bounded (the idle timeout and the
-// decoder's line limit watch it).
+// maxErrorBody; a stream's body is not bounded here (the idle timeout, the
+// decoder's 32 MiB line limit and the bounds of one response, MaxReply…,
+// watch it).
 type boundedErrors struct{ next http.RoundTripper }
 
 func (t boundedErrors) RoundTrip(req *http.Request) (*http.Response, error) {

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,11 +15,29 @@ import (
 	"github.com/tidwall/gjson"
 )
 
+// What one model response may hold, assembled from its stream: a stream
+// that brings more fails the turn with [ErrTooLarge], at once (the bytes
+// over the bound are not kept) and without sending the request again. The
+// bounds are 16 MiB, as for a line of the console or a message to the
+// gateway: far above any context window (DeepSeek's 128K tokens are under
+// 1 MiB of text), far below what would hurt the process.
+const (
+	// MaxReplyTextBytes bounds the text of one response: its answer and its
+	// reasoning together.
+	MaxReplyTextBytes = 16 << 20
+	// MaxReplyCallBytes bounds the tool calls of one response: their
+	// arguments, names and ids together.
+	MaxReplyCallBytes = 16 << 20
+	// MaxReplyToolCalls bounds how many tool calls one response makes.
+	MaxReplyToolCalls = 1000
+)
+
 // reply is what one model request produced, assembled from its stream.
 type reply struct {
 	content   []byte
 	reasoning []byte
 	calls     []*callBuf // in the order of their index
+	callBytes int        // the calls' arguments, names and ids together
 	finish    string
 	usage     Usage
 	// emitted says text or reasoning reached the caller: from then on the
@@ -50,11 +69,15 @@ func (a *Agent) streamOnce(ctx context.Context, body []byte, emit func(Event)) (
 	idle := a.cfg.idleTimeout()
 	timer := time.AfterFunc(idle, func() { cancel(errIdle) })
 	defer timer.Stop()
-	for stream.Next() {
+	var tooLarge error
+	for tooLarge == nil && stream.Next() {
 		timer.Reset(idle)
-		r.absorb(stream.Current(), emit)
+		tooLarge = r.absorb(stream.Current(), emit)
 	}
 	r.flush(emit)
+	if tooLarge != nil {
+		return r, tooLarge // the deferred Close ends the stream
+	}
 	if cause := context.Cause(ctx); errors.Is(cause, errIdle) {
 		return r, errIdle
 	}
@@ -70,8 +93,9 @@ func (a *Agent) streamOnce(ctx context.Context, body []byte, emit func(Event)) (
 	return r, nil
 }
 
-// absorb adds one chunk of the stream.
-func (r *reply) absorb(chunk openai.ChatCompletionChunk, emit func(Event)) {
+// absorb adds one chunk of the stream; an error (wrapping [ErrTooLarge])
+// when the response would hold more than its bounds allow.
+func (r *reply) absorb(chunk openai.ChatCompletionChunk, emit func(Event)) error {
 	if chunk.JSON.Usage.Valid() {
 		u := chunk.Usage
 		r.usage.PromptTokens, r.usage.CompletionTokens = u.PromptTokens, u.CompletionTokens
@@ -90,21 +114,39 @@ func (r *reply) absorb(chunk openai.ChatCompletionChunk, emit func(Event)) {
 		if rc, ok := extra(d.JSON.ExtraFields, "reasoning_content"); ok {
 			// gjson keeps the bytes as sent, a split character included.
 			if s := rc.String(); s != "" {
+				if err := r.textFits(len(s)); err != nil {
+					return err
+				}
 				r.reasoning = append(r.reasoning, s...)
 				r.sentReasoning = r.emitWhole(EventReasoning, r.reasoning, r.sentReasoning, emit)
 			}
 		}
 		if d.Content != "" {
+			if err := r.textFits(len(d.Content)); err != nil {
+				return err
+			}
 			r.content = append(r.content, d.Content...)
 			r.sentText = r.emitWhole(EventText, r.content, r.sentText, emit)
 		}
 		for _, tc := range d.ToolCalls {
-			r.callDelta(tc)
+			if err := r.callDelta(tc); err != nil {
+				return err
+			}
 		}
 		if choice.FinishReason != "" {
 			r.finish = choice.FinishReason
 		}
 	}
+	return nil
+}
+
+// textFits says whether n more bytes of text or reasoning stay within
+// MaxReplyTextBytes.
+func (r *reply) textFits(n int) error {
+	if len(r.content)+len(r.reasoning)+n > MaxReplyTextBytes {
+		return fmt.Errorf("%w: its text and reasoning passed %d MiB, the most one response may carry", ErrTooLarge, MaxReplyTextBytes>>20)
+	}
+	return nil
 }
 
 // extra returns a field the library does not know (DeepSeek's), parsed,
@@ -163,8 +205,9 @@ func (r *reply) flush(emit func(Event)) {
 // callDelta adds a tool-call delta: the call is keyed by its index; its id
 // and name come with its first delta, its arguments in fragments to
 // concatenate. A server that numbers no call (no index) starts a new call
-// with each new id.
-func (r *reply) callDelta(tc openai.ChatCompletionChunkChoiceDeltaToolCall) {
+// with each new id. A delta that would take the calls past
+// MaxReplyCallBytes or MaxReplyToolCalls is an error.
+func (r *reply) callDelta(tc openai.ChatCompletionChunkChoiceDeltaToolCall) error {
 	index := tc.Index
 	if !tc.JSON.Index.Valid() {
 		switch last := len(r.calls) - 1; {
@@ -185,10 +228,24 @@ func (r *reply) callDelta(tc openai.ChatCompletionChunkChoiceDeltaToolCall) {
 		}
 	}
 	if c == nil {
+		if len(r.calls) >= MaxReplyToolCalls {
+			return fmt.Errorf("%w: it made more than %d tool calls, the most one response may make", ErrTooLarge, MaxReplyToolCalls)
+		}
 		c = &callBuf{index: index}
 		r.calls = append(r.calls, c)
-		slices.SortStableFunc(r.calls, func(a, b *callBuf) int { return int(a.index - b.index) })
+		slices.SortStableFunc(r.calls, func(a, b *callBuf) int { return cmp.Compare(a.index, b.index) })
 	}
+	n := len(tc.Function.Arguments)
+	if c.id == "" {
+		n += len(tc.ID)
+	}
+	if c.name == "" {
+		n += len(tc.Function.Name)
+	}
+	if r.callBytes+n > MaxReplyCallBytes {
+		return fmt.Errorf("%w: its tool calls' arguments passed %d MiB, the most one response may carry", ErrTooLarge, MaxReplyCallBytes>>20)
+	}
+	r.callBytes += n
 	if c.id == "" {
 		c.id = tc.ID
 	}
@@ -196,6 +253,7 @@ func (r *reply) callDelta(tc openai.ChatCompletionChunkChoiceDeltaToolCall) {
 		c.name = tc.Function.Name
 	}
 	c.args = append(c.args, tc.Function.Arguments...)
+	return nil
 }
 
 // toolCalls returns the assembled calls; a call the server gave no id gets

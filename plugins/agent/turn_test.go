@@ -727,3 +727,68 @@ func TestRedirectToAnotherOriginIsRefused(t *testing.T) {
 		t.Fatalf("%d request(s) carried the key to another origin", n)
 	}
 }
+
+// One model response may hold at most MaxReplyCallBytes of tool calls (all
+// its calls together), MaxReplyTextBytes of text and reasoning together,
+// and MaxReplyToolCalls calls: a stream that brings more ends the turn at
+// once with ErrTooLarge naming the bound, is not sent again, and runs none
+// of its calls. (Without the bounds each of these streams would be
+// assembled whole, its calls run, and the turn answered.)
+func TestReplyBounds(t *testing.T) {
+	t.Parallel()
+	mib := strings.Repeat("x", 1<<20)
+	// Two calls of 9 MiB each, their fragments interleaved: each is under
+	// the bound, together they are not.
+	var calls []string
+	calls = append(calls, fakellm.CallDelta(0, "c0", "t", `{"a":"`), fakellm.CallDelta(1, "c1", "t", `{"a":"`))
+	for range 9 {
+		calls = append(calls, fakellm.CallDelta(0, "", "", mib), fakellm.CallDelta(1, "", "", mib))
+	}
+	calls = append(calls, fakellm.CallDelta(0, "", "", `"}`), fakellm.CallDelta(1, "", "", `"}`))
+	// 9 MiB of reasoning, then 9 MiB of text.
+	var text []string
+	for range 9 {
+		text = append(text, fakellm.Reasoning(mib)...)
+	}
+	for range 9 {
+		text = append(text, fakellm.Text(mib)...)
+	}
+	var many []string
+	for i := range agent.MaxReplyToolCalls + 1 {
+		many = append(many, fakellm.CallDelta(i, fmt.Sprint("c", i), "t", `{}`))
+	}
+	for _, tc := range []struct {
+		name   string
+		chunks []string
+		says   string
+		text   int // bytes of text and reasoning emitted
+	}{
+		{"arguments", calls, "its tool calls' arguments passed 16 MiB, the most one response may carry", 0},
+		{"text", text, "its text and reasoning passed 16 MiB, the most one response may carry", 16 << 20},
+		{"calls", many, fmt.Sprintf("it made more than %d tool calls", agent.MaxReplyToolCalls), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			x := newFixture(t, func(c *agent.Config) { c.Thinking = agent.ThinkingOn },
+				fakellm.Stream(tc.chunks, fakellm.Finish("tool_calls"), fakellm.Usage(10, 5, 0)),
+				fakellm.Say("the calls ran"))
+			ran := &recorder{}
+			x.register(tools.Tool{Name: "t", Execute: ran.exec})
+			var conv agent.Conversation
+			o := x.turn(&conv, "go")
+			if !errors.Is(o.err, agent.ErrTooLarge) || !strings.Contains(o.err.Error(), tc.says) ||
+				!strings.HasPrefix(o.err.Error(), `agent entry "model": the model's response is too large: `) {
+				t.Fatalf("err = %v, want ErrTooLarge saying %q", o.err, tc.says)
+			}
+			if n := len(x.srv.Requests()); n != 1 {
+				t.Errorf("%d requests, want 1 (no retry)", n)
+			}
+			if got := ran.got(); len(got) > 0 || len(o.of(agent.EventToolCall)) > 0 {
+				t.Errorf("%d calls ran", len(got))
+			}
+			if got := len(o.text()) + len(o.joined(agent.EventReasoning)); got != tc.text {
+				t.Errorf("%d bytes of text and reasoning emitted, want %d", got, tc.text)
+			}
+		})
+	}
+}
