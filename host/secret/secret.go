@@ -17,13 +17,19 @@
 //     words. "Bearer <token>" also adds the token alone; a URL with a
 //     password adds the password alone and the base64 of "user:password"
 //     (the Basic Authorization header Go's HTTP client sends for it).
-//  2. Each value is matched in its raw form, JSON-escaped (with and without
-//     HTML escaping) and percent-encoded the ways common libraries do it
-//     (Go's query and path escaping, JavaScript's encodeURIComponent,
-//     Python's quote; upper- or lower-case hex; a space as + or %20), so a
-//     secret quoted inside a JSON error or a URL is hidden too. Each line
-//     of a value of several lines (a PEM key) is a secret of its own: a
-//     server may print it line by line.
+//  2. Each value is matched in its raw form, JSON-escaped the ways common
+//     encoders do it (Go's, with and without HTML escaping; every
+//     non-ASCII character as \uXXXX, as Python's json.dumps does; "/" as
+//     "\/", as PHP's json_encode does; and any of these escaped twice, a
+//     JSON message quoted in a JSON string) and percent-encoded the ways
+//     common libraries do it (Go's query and path escaping, JavaScript's
+//     encodeURIComponent, Python's quote; upper- or lower-case hex; a space
+//     as + or %20), so a secret quoted inside a JSON error or a URL is
+//     hidden too. Each line of a value of several lines (a PEM key) is a
+//     secret of its own: a server may print it line by line. Not matched:
+//     a value in base64 (but for a URL's user:password, rule 1), in HTML
+//     entities, percent-encoded from another charset than UTF-8 (Latin-1),
+//     or split across lines.
 //  3. The set only grows during a run: a value removed from cordis.yml may
 //     still sit in a log line being written.
 //  4. Redact before you clip ([Set.Clip]): a secret cut at a clip boundary
@@ -38,6 +44,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf16"
 
 	"github.com/harness-go/harness/internal/safe"
 )
@@ -153,17 +160,73 @@ func (s *Set) Add(values ...string) {
 // formsOf returns the spellings of v that text may hold (rule 2).
 func formsOf(v string) []string {
 	out := []string{v}
-	if b, err := json.Marshal(v); err == nil {
-		out = append(out, string(b[1:len(b)-1])) // with HTML escaping: \u003c for <
+	once := jsonForms(v)
+	out = append(out, once...)
+	for _, q := range once {
+		if q != v {
+			out = append(out, jsonForms(q)...) // a JSON message quoted in a JSON string
+		}
 	}
+	return append(out, percentForms(v)...)
+}
+
+// jsonForms returns v as it stands inside a JSON string, escaped the ways
+// encoders differ in: Go's, with and without HTML escaping (\u003c for <);
+// with every character beyond ASCII (and DEL) as \uXXXX, a surrogate pair
+// for one beyond the BMP, as Python's json.dumps does by default (either
+// hex case); and with "/" as "\/", as PHP's json_encode does by default
+// (non-ASCII escaped or not). The caller drops the forms equal to v.
+func jsonForms(v string) []string {
+	html, _ := json.Marshal(v)
 	var sb strings.Builder
 	enc := json.NewEncoder(&sb)
 	enc.SetEscapeHTML(false)
-	if enc.Encode(v) == nil {
-		q := strings.TrimSuffix(sb.String(), "\n")
-		out = append(out, q[1:len(q)-1])
+	_ = enc.Encode(v) // a string always encodes
+	plain := strings.TrimSuffix(sb.String(), "\n")
+	plain = plain[1 : len(plain)-1]
+	ascii := escapeNonASCII(plain, "0123456789abcdef")
+	return []string{
+		string(html[1 : len(html)-1]),
+		plain,
+		ascii,
+		escapeNonASCII(plain, "0123456789ABCDEF"),
+		strings.ReplaceAll(plain, "/", `\/`),
+		strings.ReplaceAll(ascii, "/", `\/`),
 	}
-	return append(out, percentForms(v)...)
+}
+
+// escapeNonASCII returns q, a JSON string's content, with each character
+// beyond ASCII, and DEL, written \uXXXX in the given hex digits (UTF-16
+// surrogates for those beyond U+FFFF).
+func escapeNonASCII(q, hex string) string {
+	i := 0
+	for i < len(q) && q[i] < 0x7f {
+		i++
+	}
+	if i == len(q) {
+		return q
+	}
+	var b strings.Builder
+	b.WriteString(q[:i])
+	u := func(r rune) {
+		b.WriteString(`\u`)
+		for shift := 12; shift >= 0; shift -= 4 {
+			b.WriteByte(hex[r>>shift&15])
+		}
+	}
+	for _, r := range q[i:] {
+		switch {
+		case r < 0x7f:
+			b.WriteRune(r)
+		case r > 0xffff:
+			r1, r2 := utf16.EncodeRune(r)
+			u(r1)
+			u(r2)
+		default:
+			u(r)
+		}
+	}
+	return b.String()
 }
 
 // percentForms returns v percent-encoded the ways libraries differ in: which

@@ -42,6 +42,7 @@ func TestRedact(t *testing.T) {
 	s.Add("abcd1234", "abcd1234567", "short", "  padded-secret  ", "Bearer tok-xyz-0123", "Basic dXNlcjpwYXNz", `q"uo\te-1234`, "a b/c+d=e&f?g")
 	s.Add("postgres://user:pw-0123456789@db:5432/x")
 	s.Add("Bearer wJalrXUtnFEMI+K7MDENG/bPxRfiCY", "it's (a) *b!+c")
+	s.Add("pässwörd-🔑-1234", "clé/secrète-99")
 	s.Add("-----BEGIN PRIVATE KEY-----\r\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\r\n8n4XJTv0ZDs1yPRsE4f0\r\n-----END PRIVATE KEY-----\r\n")
 	for _, tc := range []struct{ in, want string }{
 		{"nothing secret", "nothing secret"},
@@ -62,6 +63,19 @@ func TestRedact(t *testing.T) {
 		{"q=a%20b/c%2Bd%3De%26f%3Fg", "q=<redacted>"},                       // Python's quote keeps /
 		{"enc=Bearer%20wJalrXUtnFEMI%2BK7MDENG/bPxRfiCY", "enc=<redacted>"}, // quote of a header
 		{"x=it's%20(a)%20*b!%2Bc", "x=<redacted>"},                          // encodeURIComponent
+		// Python's json.dumps (every non-ASCII character as \uXXXX, a
+		// surrogate pair beyond the BMP), in either hex case; PHP's
+		// json_encode ("/" as "\/", non-ASCII escaped or not).
+		{`{"v": "p\u00e4ssw\u00f6rd-\ud83d\udd11-1234"}`, `{"v": "<redacted>"}`},
+		{`{"v": "p\u00E4ssw\u00F6rd-\uD83D\uDD11-1234"}`, `{"v": "<redacted>"}`},
+		{`{"k":"a b\/c+d=e&f?g"}`, `{"k":"<redacted>"}`},
+		{`{"k":"cl\u00e9\/secr\u00e8te-99"}`, `{"k":"<redacted>"}`},
+		{`{"k":"clé\/secrète-99"}`, `{"k":"<redacted>"}`},
+		// A JSON message logged as a JSON string: escaped twice.
+		{`{"msg": "{\"v\": \"q\\\"uo\\\\te-1234\"}"}`, `{"msg": "{\"v\": \"<redacted>\"}"}`},
+		{`{"msg": "{\"v\": \"p\\u00e4ssw\\u00f6rd-\\ud83d\\udd11-1234\"}"}`, `{"msg": "{\"v\": \"<redacted>\"}"}`},
+		{`"{\"k\":\"a b/c+d=e\\u0026f?g\"}"`, `"{\"k\":\"<redacted>\"}"`},
+		{`"{\"k\":\"a b\\\/c+d=e&f?g\"}"`, `"{\"k\":\"<redacted>\"}"`},
 		// Each line of a PEM key alone.
 		{"stderr: MIIEvQIBADANBgkqhkiG9w0BAQEFAASC", "stderr: <redacted>"},
 		{"stderr: 8n4XJTv0ZDs1yPRsE4f0", "stderr: <redacted>"},
