@@ -66,10 +66,16 @@ type Set struct {
 
 // spellings are every form of every secret, longest first, and one
 // replacer over them: a text is scanned once, whatever the number of
-// secrets, and at each position the longest spelling wins.
+// secrets, and at each position the longest spelling wins. The replacer
+// resumes after a match, so it misses a secret that starts inside another;
+// when it finds something, [spellings.union] redacts again, every match.
 type spellings struct {
 	forms []string
 	rep   *strings.Replacer
+	// For union: whether a form starts with a byte, and the forms by their
+	// first MinLen bytes (every form has that many), longest first.
+	first    [256]bool
+	byPrefix map[string][]string
 }
 
 // New returns an empty set.
@@ -154,7 +160,12 @@ func (s *Set) Add(values ...string) {
 	for _, f := range forms {
 		pairs = append(pairs, f, Mask)
 	}
-	s.forms.Store(&spellings{forms: forms, rep: strings.NewReplacer(pairs...)})
+	sp := &spellings{forms: forms, rep: strings.NewReplacer(pairs...), byPrefix: map[string][]string{}}
+	for _, f := range forms {
+		sp.first[f[0]] = true
+		sp.byPrefix[f[:MinLen]] = append(sp.byPrefix[f[:MinLen]], f)
+	}
+	s.forms.Store(sp)
 }
 
 // formsOf returns the spellings of v that text may hold (rule 2).
@@ -303,13 +314,55 @@ func (s *Set) MaxLen() int {
 	return len(forms[0])
 }
 
-// Redact returns text with every secret replaced by [Mask]. A nil set
+// Redact returns text with every secret replaced by [Mask]: every match of
+// every spelling, matches that overlap or touch making one mask. A nil set
 // redacts nothing.
 func (s *Set) Redact(text string) string {
 	if s.empty() || len(text) < MinLen {
 		return text
 	}
-	return s.forms.Load().rep.Replace(text)
+	sp := s.forms.Load()
+	if sp.rep.Replace(text) == text {
+		return text // the common case: no secret, one scan
+	}
+	return sp.union(text)
+}
+
+// union returns text with every match of every spelling replaced, where
+// matches that overlap or touch make one [Mask]: with the secrets
+// AAAAxxxxBBBB and BBBBccccDDDD, AAAAxxxxBBBBccccDDDD is all hidden (the
+// replacer alone left ccccDDDD).
+func (sp *spellings) union(text string) string {
+	var b strings.Builder
+	b.Grow(len(text))
+	last, start, end := 0, -1, -1 // text[last:start] is not yet written; text[start:end] is masked
+	for i := 0; i+MinLen <= len(text); i++ {
+		if !sp.first[text[i]] {
+			continue
+		}
+		for _, f := range sp.byPrefix[text[i:i+MinLen]] {
+			if !strings.HasPrefix(text[i:], f) {
+				continue
+			}
+			if i > end {
+				if start >= 0 {
+					b.WriteString(text[last:start])
+					b.WriteString(Mask)
+					last = end
+				}
+				start = i
+			}
+			end = max(end, i+len(f))
+			break // the longest at i
+		}
+	}
+	if start < 0 {
+		return text
+	}
+	b.WriteString(text[last:start])
+	b.WriteString(Mask)
+	b.WriteString(text[end:])
+	return b.String()
 }
 
 // empty reports whether the set holds nothing (a nil set does not); it
