@@ -13,17 +13,19 @@ import (
 // A name matches when, compared without regard to case:
 //
 //   - it contains one of [scrubContains] (the seeds' KEY, SECRET, TOKEN, the
-//     upstream project's PASSWORD, and more spellings of the same);
+//     upstream project's PASSWORD, and more spellings of the same:
+//     PASSPHRASE, HTTP_AUTHORIZATION);
 //   - one of its "_"-separated words, in a name of two words or more, is one
 //     of [scrubWords] (GH_PAT, MYSQL_PWD, SMTP_PASS — but never PWD itself);
-//   - it ends with one of [scrubSuffixes] (DATABASE_URL, REDIS_DSN);
+//   - it ends with one of [scrubSuffixes] (DATABASE_URL, MONGODBURL, PGPASS
+//     but not PGPASSFILE, a path; X_AMZ_SIGNATURE);
 //
 // and it is not one of [keep]. A variable whose value is a URL carrying a
 // password (scheme://user:password@host) matches whatever its name.
 var (
-	scrubContains = []string{"KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL"}
-	scrubWords    = []string{"PAT", "PWD", "PASS", "PASSPHRASE", "AUTH", "PRIVATE", "COOKIE", "DSN", "PW", "JWT"}
-	scrubSuffixes = []string{"DATABASE_URL", "DB_URL", "CONNECTION_STRING", "CONN_STR"}
+	scrubContains = []string{"KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "AUTHORIZATION"}
+	scrubWords    = []string{"PAT", "PWD", "PASS", "AUTH", "PRIVATE", "COOKIE", "DSN", "PW", "JWT"}
+	scrubSuffixes = []string{"DATABASE_URL", "DB_URL", "DBURL", "CONNECTION_STRING", "CONN_STR", "PGPASS", "_SIGNATURE"}
 	keep          = []string{"PATH", "HOME", "LANG", "PWD", "OLDPWD", "USER", "LOGNAME", "SHELL", "TERM", "TMPDIR", "TZ"}
 )
 

@@ -303,6 +303,9 @@ func TestSensitive(t *testing.T) {
 		// more spellings of the same
 		"SMTP_PASS", "GPG_PASSPHRASE", "NPM_AUTH", "SSH_AUTH_SOCK", "SSL_PRIVATE", "SESSION_COOKIE",
 		"SENTRY_DSN", "AZURE_CONNECTION_STRING", "REDIS_PW", "mysql_pwd",
+		// a black-box audit's holes
+		"AUTHORIZATION", "HTTP_AUTHORIZATION", "PASSPHRASE", "KEYPASSPHRASE", "PGPASS", "PGPASSWORD",
+		"DBURL", "DB_URL", "MONGODBURL", "X_AMZ_SIGNATURE", "webhook_signature",
 	} {
 		if !secret.Sensitive(name) {
 			t.Errorf("%q is not treated as a credential", name)
@@ -312,6 +315,7 @@ func TestSensitive(t *testing.T) {
 		"PATH", "HOME", "LANG", "LC_ALL", "PWD", "OLDPWD", "USER", "SHELL", "TERM", "TMPDIR", "TZ",
 		"GIT_AUTHOR_NAME", "XAUTHORITY", "PASS", "PAT", "SECRE", "TOKE", "DISPLAY", "NODE_OPTIONS",
 		"GOPATH", "COMPASS_HOME", "PATTERN_DIR", "XDG_SESSION_TYPE",
+		"PGPASSFILE", "SIGNATURE", "DB_URL_TIMEOUT", "PGHOST",
 	} {
 		if secret.Sensitive(name) {
 			t.Errorf("%q is treated as a credential", name)
@@ -424,7 +428,8 @@ func TestArgCredentials(t *testing.T) {
 		{[]string{"a=https://u:p1-aaaaaaa@h,b=https://v:p2-bbbbbbb@g"}, append(basic("u", "p1-aaaaaaa"), basic("v", "p2-bbbbbbb")...)},
 		{[]string{`--config={"url":"redis://:pw-redis-123@h:6379"}`}, basic("", "pw-redis-123")},
 		// Bearer and Basic tokens anywhere, and headers named like credentials.
-		{[]string{"--header", "Authorization: Bearer hdrbearer-444444"}, []string{"hdrbearer-444444"}},
+		{[]string{"--header", "Authorization: Bearer hdrbearer-444444"}, []string{"Bearer hdrbearer-444444", "hdrbearer-444444"}},
+		{[]string{"--header", "authorization: token ghp_0123456789"}, []string{"token ghp_0123456789"}}, // Add takes the token alone
 		{[]string{"serve", "Bearer bareword-bearer-1234"}, []string{"bareword-bearer-1234"}},
 		{[]string{"-H", "x: basic dXNlcjpwYXNzd29yZA=="}, []string{"dXNlcjpwYXNzd29yZA=="}},
 		{[]string{`--headers={"Authorization":"Bearer json.bearer_5678~/+"}`}, []string{"json.bearer_5678~/+"}},
