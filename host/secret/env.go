@@ -3,6 +3,7 @@ package secret
 import (
 	"encoding/base64"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -160,20 +161,11 @@ func userinfoCredentials(rest string) []string {
 	}
 	basic := []byte(user + ":" + pw)
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-		if b := enc.EncodeToString(basic); !contains(out, b) {
+		if b := enc.EncodeToString(basic); !slices.Contains(out, b) {
 			out = append(out, b)
 		}
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // validScheme reports whether s is a URL scheme: a letter, then letters,
@@ -200,7 +192,8 @@ func schemeByte(c byte) bool {
 // of a flag whose name looks like a credential (--api-key=V, --token V,
 // -password=V; never a one-letter flag such as -p, usually a port), of a
 // NAME=V argument whose NAME the scrub table matches (docker's -e
-// GITHUB_TOKEN=V), of a header "Name: V" named like a credential, and, anywhere inside any argument (a flag's value, a
+// GITHUB_TOKEN=V), of a header "Name: V" named like a credential
+// ("X-Api-Key: V"), and, anywhere inside any argument (a flag's value, a
 // header, a JSON object), the credentials of URLs (--db=mysql://u:pw@h/db)
 // and the token after "Bearer " or "Basic " ([authTokens]).
 func ArgCredentials(args []string) []string {
