@@ -11,10 +11,12 @@ import (
 // string below such a field (a string, the values of a map, the items of a
 // list) joins the host's secret set when the entry is checked or applied,
 // and is never printed (see package secret). Two tags mark fields that are
-// printed but may carry a credential: `secret:"url"` (a URL: its password
-// and its query values named like credentials join the set) and
-// `secret:"args"` (a command line: values of flags named like credentials,
-// NAME=value with a NAME of the scrub table, credentials of URLs).
+// printed but may carry a credential: `secret:"url"` (a URL: its password,
+// with the Basic header it makes, and its query values named like
+// credentials join the set) and `secret:"args"` (a command line: what
+// [secret.ArgCredentials] finds: values of flags named like credentials,
+// NAME=value with a NAME of the scrub table, the credentials of a URL or a
+// Bearer or Basic token anywhere in an argument).
 
 // secretValues returns the strings below the fields of v tagged secret.
 func secretValues(v any) []string {
