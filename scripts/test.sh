@@ -34,8 +34,12 @@ go test -race -count=1 -timeout 30m ./...
 
 step "coverage gate"
 cover="$(mktemp)"
-trap 'rm -f "$cover"' EXIT
-go test -count=1 -coverprofile="$cover" ./plugins/mcpclient ./plugins/tools ./plugins/agent ./plugins/mcpserver ./host/secret >/dev/null
+coverlog="$(mktemp)"
+trap 'rm -f "$cover" "$coverlog"' EXIT
+# Quiet unless it fails: then the tests' output says why.
+if ! go test -count=1 -coverprofile="$cover" ./plugins/mcpclient ./plugins/tools ./plugins/agent ./plugins/mcpserver ./host/secret >"$coverlog" 2>&1; then
+  cat "$coverlog"; exit 1
+fi
 go run ./internal/covergate -profile "$cover" \
   -min plugins/mcpclient/naming.go=100 \
   -min plugins/mcpclient/config.go=100 \
