@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -427,12 +426,9 @@ func TestStatusOfADisposedInstance(t *testing.T) {
 // request: " comes twice from it.
 func TestHTTPUnreachableSaidOnce(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := "http://" + ln.Addr().String() + "/mcp"
-	ln.Close() // nothing listens there now
+	// Port 1 (tcpmux) is refused on any machine that runs these tests; a
+	// port freed a moment ago could be another parallel test's by now.
+	url := "http://127.0.0.1:1/mcp"
 	hx := newHarness(t)
 	hx.mustLoad(yml(httpEntry("r", "gone", url, nil)))
 	e := hx.waitState("r", host.Failed)
