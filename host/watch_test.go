@@ -390,9 +390,17 @@ func watch(t *testing.T, fx *fixture, path string, opts host.WatcherOptions) (*h
 	t.Helper()
 	sub := fx.h.Subscribe()
 	t.Cleanup(sub.Close)
+	w := host.NewWatcher(fx.h, path, opts)
+	run(t, w)
+	w.Reload()
+	waitFor(t, sub, "the forced reload", func(ev host.Event) bool { return ev.Type == host.Reloaded })
+	return sub, w
+}
+
+// run runs w until the test ends.
+func run(t *testing.T, w *host.Watcher) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
-	w := host.NewWatcher(fx.h, path, opts)
 	go func() { done <- w.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
@@ -400,9 +408,6 @@ func watch(t *testing.T, fx *fixture, path string, opts host.WatcherOptions) (*h
 			t.Error(err)
 		}
 	})
-	w.Reload()
-	waitFor(t, sub, "the forced reload", func(ev host.Event) bool { return ev.Type == host.Reloaded })
-	return sub, w
 }
 
 // applied matches the reload that runs label.
@@ -715,15 +720,7 @@ func TestWatcherAppliesAnEditMadeBeforeItRan(t *testing.T) {
 	defer sub.Close()
 	w := host.NewWatcher(fx.h, path, host.WatcherOptions{})
 	writeFile(t, path, labelFile("v1"))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- w.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	run(t, w)
 	waitFor(t, sub, "the edit made before Run to apply v1", fx.applied("v1"))
 }
 

@@ -275,8 +275,21 @@ func (s *screen) String() string {
 }
 
 // waitFor waits until ok holds for the screen, or fails the test after
-// waitTimeout naming what it waited for.
+// waitTimeout naming what it waited for (or once the output has ended).
 func (s *screen) waitFor(t *testing.T, what string, ok func(view) bool) view {
+	t.Helper()
+	return s.wait(t, what, ok, true)
+}
+
+// waitClosed waits until the program's output has ended (the pty read its
+// last byte): a process that has exited may still have output in the pty
+// that the screen has not read.
+func (s *screen) waitClosed(t *testing.T) view {
+	t.Helper()
+	return s.wait(t, "the end of the output", func(v view) bool { return v.closed }, false)
+}
+
+func (s *screen) wait(t *testing.T, what string, ok func(view) bool, failOnClose bool) view {
 	t.Helper()
 	deadline := time.After(waitTimeout)
 	for {
@@ -286,34 +299,13 @@ func (s *screen) waitFor(t *testing.T, what string, ok func(view) bool) view {
 		if ok(v) {
 			return v
 		}
-		if v.closed {
+		if v.closed && failOnClose {
 			t.Fatalf("the terminal closed before %s:\n%s", what, s)
 		}
 		select {
 		case <-wake:
 		case <-deadline:
 			t.Fatalf("no %s on the screen within %s:\n%s", what, waitTimeout, s)
-		}
-	}
-}
-
-// waitClosed waits until the program's output has ended (the pty read its
-// last byte): a process that has exited may still have output in the pty
-// that the screen has not read.
-func (s *screen) waitClosed(t *testing.T) view {
-	t.Helper()
-	deadline := time.After(waitTimeout)
-	for {
-		s.mu.Lock()
-		v, wake := s.viewLocked(), s.wake
-		s.mu.Unlock()
-		if v.closed {
-			return v
-		}
-		select {
-		case <-wake:
-		case <-deadline:
-			t.Fatalf("the terminal's output did not end within %s:\n%s", waitTimeout, s)
 		}
 	}
 }
