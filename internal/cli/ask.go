@@ -37,17 +37,27 @@ func ask(ctx context.Context, o *options, env Env) error {
 		return usagef("the prompt is empty")
 	}
 	return oneShot(ctx, o, env, func(ctx context.Context, hs *harness, progress *reporter) error {
+		// A failure is said once: as the error event with --json (stderr
+		// carries logs only, DESIGN §16.15), else on stderr.
+		fail := func(code int, msg string) error {
+			if o.json {
+				b, _ := agent.Event{Type: agent.EventError, Message: msg}.MarshalJSON()
+				hs.ourStdout().Write(append(b, '\n'))
+				return exit(code, "")
+			}
+			return exit(code, "harness ask: %s", msg)
+		}
 		// Agent entries start at once (no connection): a missing entry or
 		// key is told before waiting for the MCP servers.
 		a, ee := hs.pickAgent(o.agent, "--agent ID")
 		if ee != nil {
 			progress.stop()
-			return exit(ee.code, "harness ask: %s", ee.msg)
+			return fail(ee.code, ee.msg)
 		}
 		settled := hs.settle(ctx)
 		progress.stop()
 		if ctx.Err() != nil {
-			return exit(ExitInterrupted, "harness ask: %v", context.Cause(ctx))
+			return fail(ExitInterrupted, context.Cause(ctx).Error())
 		}
 		// Entries that failed do not stop a turn: the tools that exist
 		// are sent. Say what is missing.
@@ -60,14 +70,14 @@ func ask(ctx context.Context, o *options, env Env) error {
 		case err == nil:
 			return nil
 		case errors.Is(err, agent.ErrCancelled):
-			code, msg = ExitInterrupted, "harness ask: cancelled"
+			code, msg = ExitInterrupted, "cancelled"
 		default:
-			msg = "harness ask: " + safe.Text(err.Error())
+			msg = safe.Text(err.Error())
 		}
 		if view.saidError {
-			msg = "" // --json: the error event said it; stderr carries logs only (DESIGN §16.15)
+			return exit(code, "") // the error event said it
 		}
-		return exit(code, "%s", msg)
+		return fail(code, msg)
 	})
 }
 

@@ -417,6 +417,34 @@ func TestAskJSONFailure(t *testing.T) {
 	}
 }
 
+// With --json, a failure before the turn (no agent entry) is the error
+// event too; with --log-format json, every stderr line of a failing command
+// is a JSON record.
+func TestFailuresKeepTheirFormat(t *testing.T) {
+	t.Parallel()
+	r := runMain(t, "- id: e\n  name: echo\n", nil, false, nil, "ask", "go", "--json")
+	if r.code != ExitUsage || !strings.HasPrefix(r.stdout, `{"type":"error","message":"no agent entry in `) || strings.Contains(r.stderr, "harness ask:") {
+		t.Fatalf("ask --json without an agent:\n%s", r)
+	}
+	for _, args := range [][]string{
+		{"call", "nope", "--log-format", "json"},
+		{"call", "echo", "[1]", "--log-format", "json"},
+		{"ask", "go", "--log-format", "json"},
+		{"status", "--frob", "--log-format", "json"},
+	} {
+		r := runMain(t, "- id: e\n  name: echo\n", nil, false, nil, args...)
+		if r.code == ExitOK || strings.TrimSpace(r.stderr) == "" {
+			t.Fatalf("%v: %s", args, r)
+		}
+		for _, l := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+			var rec struct{ Level, Msg string }
+			if err := json.Unmarshal([]byte(l), &rec); err != nil || rec.Level == "" || rec.Msg == "" {
+				t.Errorf("%v: a stderr line is not a JSON record: %q", args, l)
+			}
+		}
+	}
+}
+
 // Reasoning goes to stderr with --show-reasoning, and nowhere without it.
 func TestAskShowReasoning(t *testing.T) {
 	t.Parallel()

@@ -171,15 +171,30 @@ func (hs *harness) problem(e host.EntryStatus, timedOut, ignoreReconnecting bool
 // --log-format json a JSON record, so that stderr stays one format.
 func (hs *harness) note(level, msg string) {
 	if hs.o.logFormat != "json" {
-		fmt.Fprintln(hs.env.Stderr, "harness: "+msg)
+		msg = "harness: " + msg
+	}
+	say(hs.env.Stderr, hs.o, level, msg)
+}
+
+// say writes one line of ours to stderr: as it is, or as a JSON record with
+// --log-format json.
+func say(stderr io.Writer, o *options, level, msg string) {
+	if o.logFormat == "json" {
+		writeRecord(stderr, level, msg)
 		return
 	}
+	fmt.Fprintln(stderr, msg)
+}
+
+// writeRecord writes msg as one JSON record, as the log's JSON handler
+// writes them: --log-format json keeps stderr one format.
+func writeRecord(w io.Writer, level, msg string) {
 	b, _ := json.Marshal(struct {
 		Time  time.Time `json:"time"`
 		Level string    `json:"level"`
 		Msg   string    `json:"msg"`
 	}{time.Now(), strings.ToUpper(level), msg})
-	hs.env.Stderr.Write(append(b, '\n'))
+	w.Write(append(b, '\n'))
 }
 
 // oneShot boots, loads, runs fn (which settles as it needs) and shuts down.

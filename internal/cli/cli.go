@@ -197,6 +197,20 @@ func andList(words []string) string {
 	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }
 
+// logFormatJSON reports whether a command line that did not parse asks for
+// JSON records on stderr, so that its usage error is one.
+func logFormatJSON(args []string) bool {
+	for i, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "--log-format=json" || a == "-log-format=json" || (a == "--log-format" || a == "-log-format") && i+1 < len(args) && args[i+1] == "json" {
+			return true
+		}
+	}
+	return false
+}
+
 // isFlag tells a flag from a negative number or other argument that starts
 // with a dash.
 func isFlag(a string) bool {
@@ -242,6 +256,10 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 	}()
 	o, err := parse(args)
 	if err != nil {
+		if logFormatJSON(args) {
+			writeRecord(env.Stderr, "error", fmt.Sprintf("harness: %v (harness help shows the usage)", err))
+			return ExitUsage
+		}
 		fmt.Fprintf(env.Stderr, "harness: %v\n\n", err)
 		fmt.Fprint(env.Stderr, usage)
 		return ExitUsage
@@ -259,18 +277,29 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 	err = dispatch(ctx, o, env)
 	var ue *usageError
 	var ee *exitError
+	records := o.logFormat == "json" // stderr stays one format
 	switch {
 	case err == nil:
 		return ExitOK
+	case errors.As(err, &ue) && records:
+		writeRecord(env.Stderr, "error", fmt.Sprintf("harness %s: %v (harness help %s shows the usage)", o.command, ue, o.command))
+		return ExitUsage
 	case errors.As(err, &ue):
 		fmt.Fprintf(env.Stderr, "harness %s: %v\n\n", o.command, ue)
 		fmt.Fprint(env.Stderr, commandUsage(o.command))
 		return ExitUsage
 	case errors.As(err, &ee):
-		if ee.msg != "" {
+		switch {
+		case ee.msg == "":
+		case records:
+			writeRecord(env.Stderr, "error", ee.msg)
+		default:
 			fmt.Fprintln(env.Stderr, ee.msg)
 		}
 		return ee.code
+	case records:
+		writeRecord(env.Stderr, "error", "harness: "+err.Error())
+		return ExitFailure
 	default:
 		fmt.Fprintf(env.Stderr, "harness: %v\n", err)
 		return ExitFailure

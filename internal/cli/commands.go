@@ -69,7 +69,7 @@ func interrupted(ctx context.Context) error {
 // callTool is `harness call NAME [JSON|-]`.
 func callTool(ctx context.Context, hs *harness, progress *reporter) error {
 	name := hs.o.args[0]
-	args, err := readArgs(hs.o.args[1:], hs.env.Stdin, hs.env.Stderr)
+	args, err := readArgs(hs.o.args[1:], hs.env.Stdin, func(note string) { say(hs.env.Stderr, hs.o, "warn", "harness call: "+note) })
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func callTool(ctx context.Context, hs *harness, progress *reporter) error {
 }
 
 // readArgs reads the call's arguments: none means {}, "-" reads stdin.
-func readArgs(rest []string, stdin io.Reader, stderr io.Writer) (json.RawMessage, error) {
+func readArgs(rest []string, stdin io.Reader, notify func(note string)) (json.RawMessage, error) {
 	var raw []byte
 	if len(rest) > 0 {
 		raw = []byte(rest[0])
@@ -108,7 +108,7 @@ func readArgs(rest []string, stdin io.Reader, stderr io.Writer) (json.RawMessage
 		return nil, exit(ExitUsage, "harness call: %v", err)
 	}
 	if note != "" {
-		fmt.Fprintln(stderr, "harness call: "+note)
+		notify(note)
 	}
 	return args, nil
 }
@@ -315,7 +315,7 @@ func validate(o *options, env Env) error {
 	report := host.Check(f, *jsEnv(env), env.secrets)
 	problems = append(problems, report.Errors...)
 	for _, w := range report.Warnings {
-		fmt.Fprintln(env.Stderr, "warning: "+safe.Line(w.Error()))
+		say(env.Stderr, o, "warn", "warning: "+safe.Line(w.Error()))
 	}
 	if len(problems) > 0 {
 		sort.SliceStable(problems, func(i, j int) bool {

@@ -176,13 +176,7 @@ func (c *console) stderr() io.Writer { return c.hs.env.Stderr }
 // reply writes the console's answer that is no result (a command's error, a
 // note) to stderr: a line of text, or a JSON record with --log-format json,
 // so that stderr stays one format.
-func (c *console) reply(level, msg string) {
-	if c.hs.o.logFormat == "json" {
-		c.hs.note(level, msg)
-		return
-	}
-	fmt.Fprintln(c.stderr(), msg)
-}
+func (c *console) reply(level, msg string) { say(c.stderr(), c.hs.o, level, msg) }
 
 func unknownCommand(word string) error {
 	return fmt.Errorf("unknown command %q; /help lists the commands", word) // %q escapes
