@@ -90,6 +90,25 @@ func TestAskStreamsTheAnswer(t *testing.T) {
 	}
 }
 
+// Arguments that are not JSON show as the model sent them on the → line
+// (the call is not made with {}), and the error comes back.
+func TestAskShowsArgumentsThatAreNotJSON(t *testing.T) {
+	t.Parallel()
+	srv := fakellm.Start(t,
+		fakellm.Call(fakellm.ToolCallSpec{ID: "c1", Name: "echo", Arguments: `{"message": `}),
+		fakellm.Stream(fakellm.Text("sorry"), fakellm.Finish("stop")))
+	r := runMain(t, "- id: echo\n  name: echo\n"+agentEntry("model", srv.URL), nil, false, nil, "ask", "go")
+	if r.code != 0 || !strings.Contains(r.stderr, "→ echo {\"message\":\n") || !strings.Contains(r.stderr, "← Error: the arguments are not valid JSON") {
+		t.Fatal(r)
+	}
+	r = runMain(t, "- id: echo\n  name: echo\n"+agentEntry("model", fakellm.Start(t,
+		fakellm.Call(fakellm.ToolCallSpec{ID: "c1", Name: "echo", Arguments: `{"message": `}),
+		fakellm.Stream(fakellm.Text("sorry"), fakellm.Finish("stop"))).URL), nil, false, nil, "ask", "go", "--json")
+	if !strings.Contains(r.stdout, `{"type":"tool_call","id":"c1","name":"echo","arguments":{}}`) {
+		t.Fatalf("the JSON event's arguments are not {}:\n%s", r)
+	}
+}
+
 func TestAskJSON(t *testing.T) {
 	t.Parallel()
 	srv := fakellm.Start(t,

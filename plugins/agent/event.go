@@ -10,7 +10,7 @@ import (
 const (
 	EventText       = "text"        // Delta: answer text, as it streams
 	EventReasoning  = "reasoning"   // Delta: a thinking model's reasoning
-	EventToolCall   = "tool_call"   // ID, Name, Arguments: a call about to run
+	EventToolCall   = "tool_call"   // ID, Name, Arguments: a call about to run (Arguments as the model sent them when they are not JSON: the call then fails)
 	EventToolResult = "tool_result" // ID, Name, Text, IsError, Duration
 	EventRetry      = "retry"       // Message, Attempt, Wait: a request is sent again
 	EventUsage      = "usage"       // Usage: what the turn cost

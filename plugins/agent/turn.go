@@ -197,7 +197,13 @@ func (a *Agent) runCalls(ctx context.Context, calls []ToolCall, emit func(Event)
 	// knows how many calls the step made.
 	for i, c := range calls {
 		args[i], argErrs[i] = normalizeArgs(c.Arguments)
-		emit(Event{Type: EventToolCall, ID: c.ID, Name: c.Name, Arguments: args[i]})
+		shown := args[i]
+		if argErrs[i] != nil {
+			// What the model sent, for the transcript; the call is not
+			// made (and a JSON event carries {}).
+			shown = json.RawMessage(c.Arguments)
+		}
+		emit(Event{Type: EventToolCall, ID: c.ID, Name: c.Name, Arguments: shown})
 	}
 	sem := make(chan struct{}, a.cfg.MaxParallelToolCalls)
 	var wg sync.WaitGroup
