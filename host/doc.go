@@ -61,7 +61,9 @@
 //     goroutine. If the successor fails, it is disposed, the predecessor
 //     keeps serving, and the entry carries the note "reload failed: …; the
 //     previous instance is still serving" until its configuration changes
-//     or someone restarts it. An edit while a successor starts disposes that
+//     or someone restarts it; a predecessor that was reconnecting serves
+//     nothing and retries an old configuration: it is stopped too, and the
+//     entry fails with the successor's error. An edit while a successor starts disposes that
 //     successor (it never served) and starts another; removing the entry, or
 //     closing the host, disposes both. If the predecessor fails while its
 //     successor starts, the successor carries on alone (the entry is

@@ -206,11 +206,19 @@ func (h *Host) reloadFailed(next *instance, cause error) {
 		e.next = nil
 	}
 	serving := e.inst != nil
+	reconnecting := e.state == Reconnecting
 	h.mu.Unlock()
-	if !serving {
+	switch {
+	case !serving:
 		// The predecessor stopped while its successor was starting: there
 		// is nothing left to serve.
 		h.setState(e, Failed, cause, nil)
+		return
+	case reconnecting:
+		// The predecessor's connection is gone and it was retrying with
+		// the configuration the edit replaced: the edit ends its retries
+		// (DESIGN §16.1), and the entry fails with what the new one said.
+		h.stop(e, Failed, cause)
 		return
 	}
 	h.mu.Lock()

@@ -481,3 +481,29 @@ func TestReloadSaysWhichEntriesKeptTheirInstance(t *testing.T) {
 		t.Fatalf("plan = %q, Kept %v", plan.String(), plan.Kept)
 	}
 }
+
+// An edit of an entry that is reconnecting whose new instance fails ends
+// the old one's retries (DESIGN §16.1): nothing serves, so nothing is said
+// to be "still serving"; the entry fails with the new instance's error.
+func TestEditWhileReconnectingThatFails(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	fx.mustLoad(relayEntry("a", "v1", ", reserve: x") + relayEntry("b", "b1", ", reserve: y"))
+	fx.waitState("a", host.Ready)
+	fx.rec.mu.Lock()
+	r := fx.rec.relays["a/v1"]
+	fx.rec.mu.Unlock()
+	r.ctx.Reconnecting(errors.New("connection refused"))
+	fx.waitState("a", host.Reconnecting)
+
+	// The new instance is refused as it is applied: b holds y.
+	fx.mustLoad(relayEntry("a", "v2", ", reserve: y") + relayEntry("b", "b1", ", reserve: y"))
+	e := fx.waitState("a", host.Failed)
+	if !strings.Contains(e.Error, `"y"`) || strings.Contains(e.Note, "still serving") {
+		t.Fatalf("a: %+v", e)
+	}
+	fx.waitFor("a dispose v1")
+	if got := fx.call("t_a"); !strings.Contains(got, "unknown tool") {
+		t.Fatalf("the old instance's tool still answers: %q", got)
+	}
+}

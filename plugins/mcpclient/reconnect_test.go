@@ -236,7 +236,9 @@ func TestReconnectEditStartsTheCountAgain(t *testing.T) {
 
 // An edit while the server is down starts a successor beside the instance
 // that reconnects: the attempts hold while it starts (the edit supersedes
-// them), and resume when it fails.
+// them). When it fails, the old instance's retries end too (DESIGN §16.1:
+// they were for the configuration the edit replaced), and the entry fails
+// with the successor's error.
 func TestReconnectHoldsWhileASuccessorStarts(t *testing.T) {
 	t.Parallel()
 	hx := newHarness(t)
@@ -249,16 +251,34 @@ func TestReconnectHoldsWhileASuccessorStarts(t *testing.T) {
 		return 0
 	}
 	before := attempt(hx.WaitEntry("a", waitTimeout, "two failed attempts", func(e host.EntryStatus) bool { return attempt(e) >= 2 }))
+	sub := hx.H.Subscribe()
+	defer sub.Close()
 	// A successor that never answers initialize, for 600 ms: unheld, the
 	// attempts (one each 20 ms and a spawn) would go on meanwhile.
 	hang := map[string]any{"startupTimeoutMs": 600, "reconnect": cfg["reconnect"]}
 	hx.mustLoad(yml(hx.stdio("a", "srv", hang, "--only", "echo,pid", "--hang-on", "initialize")))
-	e := hx.WaitEntry("a", waitTimeout, "the failed reload", func(e host.EntryStatus) bool { return e.Note != "" })
-	if n := attempt(e); n > before+3 {
-		t.Fatalf("attempts went from %d to %d while the successor started: they were not held", before, n)
+	last := before
+	for ev := range sub.C {
+		if ev.Entry != "a" || ev.Type != host.EntryChanged {
+			continue
+		}
+		var n int
+		if _, err := fmt.Sscanf(ev.Reason(), "mcp-client(srv): attempt %d/", &n); err == nil {
+			last = max(last, n)
+		}
+		if ev.State == host.Failed {
+			if !strings.Contains(ev.Reason(), "startup timed out after 600ms") {
+				t.Fatalf("the entry failed with %q, want the successor's error", ev.Reason())
+			}
+			break
+		}
 	}
-	held := attempt(e)
-	hx.WaitEntry("a", waitTimeout, "attempts again", func(e host.EntryStatus) bool { return attempt(e) > held+2 })
+	if last > before+3 {
+		t.Fatalf("attempts went from %d to %d while the successor started: they were not held", before, last)
+	}
+	if e := hx.Entry("a"); e.State != host.Failed || strings.Contains(e.Note, "still serving") {
+		t.Fatalf("after the failed edit: %+v", e)
+	}
 }
 
 // reconnect.enabled turned off by a live edit during an outage: the

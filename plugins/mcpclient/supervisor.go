@@ -48,8 +48,9 @@ import (
 //     of the policy. After maxAttempts, or once a live edit turned
 //     reconnecting off, the tools go and the entry fails with the last
 //     error. A successor starting beside this instance pauses its attempts
-//     (the edit supersedes them) until it takes over, or resumes them if it
-//     fails.
+//     (the edit supersedes them) until it takes over; if it fails, the host
+//     stops this instance too (host rule 10), and resuming them matters
+//     only when the successor went another way (a newer edit).
 //  5. A call waits for a session up to its own timeout, and is counted on
 //     the instance whose session it gets (a retired one's drain waits for
 //     it there). A request that never reached the server moves to the next
