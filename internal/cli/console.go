@@ -82,6 +82,7 @@ func run(ctx context.Context, o *options, env Env) error {
 		// history can drop the lines that hold one.
 		term.start(c, openHistory(historyPath(env.Lookup), hs.host.Secrets(), hs.log))
 		in = term
+		c.turnOut, c.turnErr = term.turnOut, env.secrets.Writer(term.turnErr)
 	} else {
 		in = newLineReader(env.Stdin, maxLine, c.promptFunc())
 	}
@@ -136,6 +137,9 @@ type console struct {
 	// its name.
 	plain *command
 	chat  chat // the conversation with the agent (console_agent.go)
+	// turnOut and turnErr show the agent's answers; nil: stdout and
+	// stderr. On a terminal they are its turn writers (console_term.go).
+	turnOut, turnErr io.Writer
 }
 
 func newConsole(hs *harness, watcher *host.Watcher, signals <-chan os.Signal) *console {

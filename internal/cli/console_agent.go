@@ -45,6 +45,9 @@ func (c *console) talk(ctx context.Context, line string) error {
 	}
 	view := newTranscript(hs)
 	view.json = false
+	if c.turnOut != nil {
+		view.out, view.errOut = c.turnOut, c.turnErr
+	}
 	_, err := a.Run(ctx, &ch.conv, line, view.event)
 	switch {
 	case err == nil:

@@ -39,11 +39,23 @@ type terminal struct {
 	hist    *history
 	edited  int // runes in the line being edited, as the listener last saw it
 
+	// turnOut and turnErr are the agent's answer's writers (the console's
+	// transcript): while its text stands mid-line, what the others print
+	// (events, logs) is held, and printed once the line ends.
+	turnOut, turnErr io.Writer
+
 	mu        sync.Mutex
 	closed    bool
 	reading   sync.WaitGroup
-	lineStart bool // the last byte printed ended a line
-	pasteOn   bool // bracketed paste was asked for
+	lineStart bool      // the last byte printed ended a line
+	held      []heldOut // printed while a turn's line was open
+	pasteOn   bool      // bracketed paste was asked for
+}
+
+// heldOut is a write held back until the line it would break ends.
+type heldOut struct {
+	w io.Writer
+	p []byte
 }
 
 var _ lineSource = (*terminal)(nil)
@@ -106,13 +118,15 @@ func openTerminal(env Env) (*terminal, error) {
 		return nil, err
 	}
 	t.rl = rl
-	t.stderr = screenWriter{t, rl.Stdout()}
-	t.stdout = env.Stdout
+	t.stderr = screenWriter{t: t, w: rl.Stdout()}
+	t.turnErr = screenWriter{t: t, w: rl.Stdout(), turn: true}
+	t.stdout, t.turnOut = env.Stdout, env.Stdout
 	if env.StdoutTTY {
 		// stdout is a terminal too (in practice the same one): results
 		// print above the prompt like the rest. Redirected to a file or a
 		// pipe, it is written as it is.
-		t.stdout = screenWriter{t, rl.Stderr()}
+		t.stdout = screenWriter{t: t, w: rl.Stderr()}
+		t.turnOut = screenWriter{t: t, w: rl.Stderr(), turn: true}
 	}
 	return t, nil
 }
@@ -126,22 +140,49 @@ func (t *terminal) start(c *console, h *history) {
 }
 
 // screenWriter prints through the editor: above the prompt while one is
-// up, and remembers whether the screen is at the start of a line.
+// up, and remembers whether the screen is at the start of a line. A writer
+// that is not the turn's holds its writes while the turn's text stands
+// mid-line (a streamed answer, shown reasoning): an event never lands in
+// the middle of a sentence.
 type screenWriter struct {
-	t *terminal
-	w io.Writer
+	t    *terminal
+	w    io.Writer
+	turn bool
 }
 
 func (s screenWriter) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	t := s.t
+	t.mu.Lock()
+	if !s.turn && !t.lineStart && !t.closed {
+		t.held = append(t.held, heldOut{s.w, bytes.Clone(p)})
+		t.mu.Unlock()
+		return len(p), nil
+	}
+	t.mu.Unlock()
 	n, err := s.w.Write(p)
-	if len(p) > 0 {
-		s.t.mu.Lock()
-		// A line ended, or a line cleared in place (the live progress
-		// line, progress.go).
-		s.t.lineStart = bytes.HasSuffix(p, []byte("\n")) || bytes.HasSuffix(p, []byte("\r\x1b[K"))
-		s.t.mu.Unlock()
+	t.mu.Lock()
+	// A line ended, or a line cleared in place (the live progress line,
+	// progress.go).
+	t.lineStart = bytes.HasSuffix(p, []byte("\n")) || bytes.HasSuffix(p, []byte("\r\x1b[K"))
+	t.mu.Unlock()
+	if t.lineStart {
+		t.flushHeld()
 	}
 	return n, err
+}
+
+// flushHeld prints what was held while a line was open.
+func (t *terminal) flushHeld() {
+	t.mu.Lock()
+	held := t.held
+	t.held = nil
+	t.mu.Unlock()
+	for _, h := range held {
+		h.w.Write(h.p)
+	}
 }
 
 // listen sees the line after every key: Ctrl-C needs to know whether it
@@ -163,9 +204,10 @@ func (t *terminal) readLine() (string, error) {
 	defer t.reading.Done()
 	if !fresh {
 		// Text without a newline (a streamed answer) ends its line
-		// before the prompt.
-		io.WriteString(t.stderr, "\n")
+		// before the prompt; what was held meanwhile follows.
+		io.WriteString(t.turnErr, "\n")
 	}
+	t.flushHeld()
 	line, err := t.rl.ReadLine()
 	switch {
 	case errors.Is(err, readline.ErrInterrupt):
@@ -202,6 +244,7 @@ func (t *terminal) close() {
 	}
 	t.closed = true
 	t.mu.Unlock()
+	t.flushHeld()
 	t.rl.Close()
 	t.reading.Wait()
 }
