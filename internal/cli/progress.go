@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/internal/safe"
@@ -40,7 +41,7 @@ func startProgress(hs *harness, events bool) *reporter {
 		w:     hs.env.Stderr,
 		sub:   hs.host.Subscribe(),
 		done:  make(chan struct{}),
-		live:  hs.env.StderrTTY && hs.o.logFormat != "json",
+		live:  drawable(hs),
 		plain: events && (!hs.env.StderrTTY || hs.o.logFormat == "json"),
 		tools: map[string]bool{},
 	}
@@ -69,10 +70,11 @@ func (r *reporter) eventsFollow() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.clear()
-	if r.live {
+	if !r.plain {
 		// What happened until now is the start, which the live line
-		// summed up (and the caller reports what went wrong): events and
-		// tool changes still on their way from before are not news.
+		// summed up, or which went quietly (a dumb terminal), and the
+		// caller reports what went wrong: events and tool changes still
+		// on their way from before are not news.
 		r.since = time.Now()
 		r.tools = map[string]bool{}
 		for _, n := range r.hs.tools.Names() {
@@ -218,6 +220,17 @@ func (r *reporter) redraw() {
 }
 
 // redrawLocked draws the live line: counts per state and who is starting.
+// drawable reports whether stderr takes a live line: a terminal that
+// understands escapes, and text records. On a dumb terminal the start is
+// quiet, as in a pipe (what went wrong is reported once it settled).
+func drawable(hs *harness) bool {
+	term := ""
+	if hs.env.Lookup != nil {
+		term, _ = hs.env.Lookup("TERM")
+	}
+	return hs.env.StderrTTY && hs.o.logFormat != "json" && term != "dumb"
+}
+
 func (r *reporter) redrawLocked() {
 	if !r.live {
 		return
@@ -245,8 +258,13 @@ func (r *reporter) redrawLocked() {
 	if len(parts) > 0 {
 		line = strings.Join(parts, ", ") + "; " + line
 	}
-	if len(line) > 100 {
-		line = line[:99] + "…"
+	// One row: a line that wraps leaves a row behind at every redraw.
+	width := 100
+	if w := stderrWidth(); w > 1 {
+		width = w - 1
+	}
+	if utf8.RuneCountInString(line) > width {
+		line = string([]rune(line)[:width-1]) + "…"
 	}
 	fmt.Fprintf(r.w, "\r\x1b[K%s", line)
 	r.drawn = true
