@@ -295,7 +295,9 @@ type lineSource interface {
 }
 
 // interrupt is Ctrl-C pressed at the prompt.
-type interrupt struct{ empty bool } // the line was empty
+// interrupt is Ctrl-C at the prompt: empty when the line was empty, typed
+// when something was typed since the prompt came (and erased, if empty).
+type interrupt struct{ empty, typed bool }
 
 func (*interrupt) Error() string { return "interrupt" }
 
@@ -369,7 +371,7 @@ func (c *console) serve(ctx context.Context, in lineSource) error {
 		case errors.Is(res.err, io.EOF):
 			return nil // the command in flight is done; shut down
 		case errors.As(res.err, &intr):
-			if intr.empty && armed {
+			if intr.empty && armed && !intr.typed {
 				return nil
 			}
 			armed = intr.empty

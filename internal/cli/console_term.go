@@ -37,7 +37,8 @@ type terminal struct {
 
 	console *console
 	hist    *history
-	edited  int // runes in the line being edited, as the listener last saw it
+	edited  int  // runes in the line being edited, as the listener last saw it
+	typed   bool // a key other than Ctrl-C came since the prompt
 
 	// turnOut and turnErr are the agent's answer's writers (the console's
 	// transcript): while its text stands mid-line, what the others print
@@ -187,8 +188,11 @@ func (t *terminal) flushHeld() {
 
 // listen sees the line after every key: Ctrl-C needs to know whether it
 // was empty.
-func (t *terminal) listen(line []rune, pos int, _ rune) ([]rune, int, bool) {
+func (t *terminal) listen(line []rune, pos int, key rune) ([]rune, int, bool) {
 	t.edited = len(line)
+	if key != 0 && key != 3 { // 3: Ctrl-C
+		t.typed = true
+	}
 	return nil, 0, false
 }
 
@@ -202,6 +206,7 @@ func (t *terminal) readLine() (string, error) {
 	fresh := t.lineStart
 	t.mu.Unlock()
 	defer t.reading.Done()
+	t.edited, t.typed = 0, false
 	if !fresh {
 		// Text without a newline (a streamed answer) ends its line
 		// before the prompt; what was held meanwhile follows.
@@ -211,7 +216,7 @@ func (t *terminal) readLine() (string, error) {
 	line, err := t.rl.ReadLine()
 	switch {
 	case errors.Is(err, readline.ErrInterrupt):
-		return "", &interrupt{empty: t.edited == 0}
+		return "", &interrupt{empty: t.edited == 0, typed: t.typed}
 	case err != nil:
 		return "", err
 	}

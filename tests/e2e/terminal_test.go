@@ -366,6 +366,15 @@ func TestTerminalCtrlC(t *testing.T) {
 	s.keys(ctrlC)
 	s.waitLines("press Ctrl-C again to quit (or Ctrl-D, or /quit)", 1)
 	s.prompt("")
+	// Something typed (and erased) in between: that Ctrl-C is a first
+	// one again.
+	s.keys("x")
+	s.prompt("x")
+	s.keys(ctrlU)
+	s.prompt("")
+	s.keys(ctrlC)
+	s.waitLines("press Ctrl-C again to quit (or Ctrl-D, or /quit)", 2)
+	s.prompt("")
 	s.keys(ctrlC)
 	if code := s.waitExit(); code != 0 {
 		t.Fatalf("Ctrl-C twice: exit code %d\n%s", code, s.scr)
