@@ -51,10 +51,7 @@ func TestWatcherDebouncesBurstsAndSkipsIdenticalContent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fx := newFixture(t)
 		path := filepath.Join(fx.dir, "cordis.yml")
-		writeFile(t, path, labelFile("v0"))
-		if _, err := fx.h.LoadFile(context.Background(), path, false); err != nil {
-			t.Fatal(err)
-		}
+		loadFrom(t, fx, path, labelFile("v0"))
 		sub := fx.h.Subscribe()
 		defer sub.Close()
 		w := host.NewWatcher(fx.h, path, host.WatcherOptions{})
@@ -315,27 +312,12 @@ func TestWatcherFollowsRealSaves(t *testing.T) {
 	t.Parallel()
 	fx := newFixture(t)
 	path := filepath.Join(fx.dir, "cordis.yml")
-	writeFile(t, path, labelFile("one"))
-	if _, err := fx.h.LoadFile(context.Background(), path, false); err != nil {
-		t.Fatal(err)
-	}
+	loadFrom(t, fx, path, labelFile("one"))
 	sub := fx.h.Subscribe()
 	defer sub.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
 	w := host.NewWatcher(fx.h, path, host.WatcherOptions{})
-	go func() { done <- w.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
-	applied := func(label string) func(host.Event) bool {
-		return func(ev host.Event) bool {
-			return ev.Type == host.Reloaded && fx.rec.instance("a").Label == label
-		}
-	}
+	run(t, w)
+	applied := fx.applied
 	// The watcher may not be watching yet; a forced reload proves it runs.
 	w.Reload()
 	waitFor(t, sub, "the forced reload", func(ev host.Event) bool { return ev.Type == host.Reloaded })
@@ -395,6 +377,15 @@ func watch(t *testing.T, fx *fixture, path string, opts host.WatcherOptions) (*h
 	w.Reload()
 	waitFor(t, sub, "the forced reload", func(ev host.Event) bool { return ev.Type == host.Reloaded })
 	return sub, w
+}
+
+// loadFrom writes content to path and loads it into fx's host.
+func loadFrom(t *testing.T, fx *fixture, path, content string) {
+	t.Helper()
+	writeFile(t, path, content)
+	if _, err := fx.h.LoadFile(context.Background(), path, false); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // run runs w until the test ends.
@@ -689,10 +680,7 @@ func TestWatcherReloadRearms(t *testing.T) {
 	dir := filepath.Join(top, "conf")
 	path := filepath.Join(dir, "cordis.yml")
 	mkdir(t, dir)
-	writeFile(t, path, labelFile("v0"))
-	if _, err := fx.h.LoadFile(context.Background(), path, false); err != nil {
-		t.Fatal(err)
-	}
+	loadFrom(t, fx, path, labelFile("v0"))
 	sub, w := watch(t, fx, path, host.WatcherOptions{})
 	if err := os.Rename(top, top+".old"); err != nil {
 		t.Fatal(err)
@@ -712,10 +700,7 @@ func TestWatcherAppliesAnEditMadeBeforeItRan(t *testing.T) {
 	t.Parallel()
 	fx := newFixture(t)
 	path := filepath.Join(fx.dir, "cordis.yml")
-	writeFile(t, path, labelFile("v0"))
-	if _, err := fx.h.LoadFile(context.Background(), path, false); err != nil {
-		t.Fatal(err)
-	}
+	loadFrom(t, fx, path, labelFile("v0"))
 	sub := fx.h.Subscribe()
 	defer sub.Close()
 	w := host.NewWatcher(fx.h, path, host.WatcherOptions{})
@@ -731,10 +716,7 @@ func TestWatcherTruncateThenWrite(t *testing.T) {
 	t.Parallel()
 	fx := newFixture(t)
 	path := filepath.Join(fx.dir, "cordis.yml")
-	writeFile(t, path, twoEntries("v0"))
-	if _, err := fx.h.LoadFile(context.Background(), path, false); err != nil {
-		t.Fatal(err)
-	}
+	loadFrom(t, fx, path, twoEntries("v0"))
 	sub, _ := watch(t, fx, path, host.WatcherOptions{})
 	for i := 1; i <= 3; i++ {
 		label := fmt.Sprintf("v%d", i)
