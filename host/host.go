@@ -381,6 +381,8 @@ func (h *Host) load(f *File) (*Plan, error) {
 			// apply clears the note; one now is the successor's failure.
 			if e.next == nil && e.note != nil {
 				plan.Kept = append(plan.Kept, id)
+			} else {
+				plan.Replacing = append(plan.Replacing, id)
 			}
 			h.mu.Unlock()
 		}

@@ -475,10 +475,11 @@ func TestReloadSaysWhichEntriesKeptTheirInstance(t *testing.T) {
 	if s := fx.state("b"); s.State != host.Ready || !strings.Contains(s.Note, "reload failed") {
 		t.Fatalf("b = %s, note %q", s.State, s.Note)
 	}
-	// A successor that starts is no kept instance.
+	// A successor that starts is no kept instance: it is replacing the
+	// old one (ready or failed, its entry's own line says later).
 	plan = fx.mustLoad(relayEntry("a", "a1", ", reserve: x") + relayEntry("b", "b3", ", reserve: z"))
-	if len(plan.Kept) != 0 || plan.String() != "restarted b" {
-		t.Fatalf("plan = %q, Kept %v", plan.String(), plan.Kept)
+	if len(plan.Kept) != 0 || !slices.Equal(plan.Replacing, []string{"b"}) || plan.String() != "replacing b" {
+		t.Fatalf("plan = %q, Kept %v, Replacing %v", plan.String(), plan.Kept, plan.Replacing)
 	}
 }
 

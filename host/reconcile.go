@@ -26,10 +26,12 @@ type Plan struct {
 
 	Added, Changed, Removed, Enabled, Disabled, Unchanged []string
 
-	// Kept lists the ids of Replace whose new instance failed as it was
-	// applied, so that the previous one still serves. Reconcile leaves it
-	// empty; [Host.Load] fills it in the plan it returns and reports.
-	Kept []string
+	// Replacing lists the ids of Replace whose new instance started beside
+	// the old one (its outcome, ready or failed, comes later), and Kept
+	// those whose new instance failed as it was applied, so that the
+	// previous one still serves. Reconcile leaves both empty; [Host.Load]
+	// fills them in the plan it returns and reports.
+	Replacing, Kept []string
 }
 
 // Reconcile compares the running entries with the desired ones. It is a pure
@@ -126,12 +128,14 @@ func (p *Plan) String() string {
 	if p.Empty() {
 		return "no changes"
 	}
-	restarted := slices.DeleteFunc(slices.Clone(p.Changed), func(id string) bool { return slices.Contains(p.Kept, id) })
+	restarted := slices.DeleteFunc(slices.Clone(p.Changed), func(id string) bool {
+		return slices.Contains(p.Kept, id) || slices.Contains(p.Replacing, id)
+	})
 	var parts []string
 	for _, g := range []struct {
 		verb string
 		ids  []string
-	}{{"added", p.Added}, {"restarted", restarted}, {"updated", p.Update}, {"removed", p.Removed}, {"enabled", p.Enabled}, {"disabled", p.Disabled}} {
+	}{{"added", p.Added}, {"restarted", restarted}, {"replacing", p.Replacing}, {"updated", p.Update}, {"removed", p.Removed}, {"enabled", p.Enabled}, {"disabled", p.Disabled}} {
 		if len(g.ids) > 0 {
 			parts = append(parts, fmt.Sprintf("%s %s", g.verb, strings.Join(g.ids, ", ")))
 		}
