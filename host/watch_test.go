@@ -462,14 +462,30 @@ func runSteps(t *testing.T, fx *fixture, path string, steps []step) {
 	}
 }
 
+// A layout is a cordis.yml made under base (running "v0"), with the steps
+// that change it.
+type layout struct {
+	name  string
+	setup func(t *testing.T, base string) (path string, steps []step)
+}
+
+// runLayouts runs each layout's steps against a watcher, in parallel.
+func runLayouts(t *testing.T, layouts []layout) {
+	for _, tc := range layouts {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fx := newFixture(t)
+			path, steps := tc.setup(t, fx.dir)
+			runSteps(t, fx, path, steps)
+		})
+	}
+}
+
 // The three layouts of a symlinked cordis.yml the v1 watcher missed, and a
 // symlinked folder: every edit applies, whichever name on the way changes.
 func TestWatcherFollowsSymlinks(t *testing.T) {
 	t.Parallel()
-	cases := []struct {
-		name  string
-		setup func(t *testing.T, base string) (path string, steps []step)
-	}{
+	runLayouts(t, []layout{
 		{"a Kubernetes ConfigMap swapping ..data", func(t *testing.T, base string) (string, []step) {
 			// cordis.yml -> ..data/cordis.yml, ..data -> ..<timestamp>; the
 			// kubelet writes a new timestamped folder, renames a ..data_tmp
@@ -550,25 +566,14 @@ func TestWatcherFollowsSymlinks(t *testing.T) {
 				{"a save in the new folder", func(t *testing.T) { save(t, filepath.Join(base, "releases", "v2", "cordis.yml"), labelFile("v3")) }, "v3"},
 			}
 		}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			fx := newFixture(t)
-			path, steps := tc.setup(t, fx.dir)
-			runSteps(t, fx, path, steps)
-		})
-	}
+	})
 }
 
 // Replacing cordis.yml's folder, or another folder of its chain, loses no
 // watch: the new folder's content applies, and so do later edits in it.
 func TestWatcherSurvivesReplacedFolder(t *testing.T) {
 	t.Parallel()
-	cases := []struct {
-		name  string
-		setup func(t *testing.T, base string) (path string, steps []step)
-	}{
+	runLayouts(t, []layout{
 		{"removed and made again", func(t *testing.T, base string) (string, []step) {
 			dir := filepath.Join(base, "conf")
 			mkdir(t, dir)
@@ -659,15 +664,7 @@ func TestWatcherSurvivesReplacedFolder(t *testing.T) {
 				{"an edit of the new target", func(t *testing.T) { save(t, filepath.Join(data, "real.yml"), labelFile("v2")) }, "v2"},
 			}
 		}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			fx := newFixture(t)
-			path, steps := tc.setup(t, fx.dir)
-			runSteps(t, fx, path, steps)
-		})
-	}
+	})
 }
 
 // A folder above the chain is not watched: when it is renamed away and
