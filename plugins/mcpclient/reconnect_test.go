@@ -170,6 +170,19 @@ func TestReconnectStatus(t *testing.T) {
 	hx.wantCall("mcp__srv__echo", `{"message":"back"}`, "echo: back", false)
 }
 
+// crashAndReconnect kills entry id's server and waits until a new one
+// runs and the entry is ready again, its n-th reconnect.
+func (hx *harness) crashAndReconnect(id string, n int) {
+	hx.t.Helper()
+	old := hx.pid(id)
+	kill(old)
+	hx.waitPID(id, old)
+	hx.WaitEntry(id, waitTimeout, fmt.Sprintf("reconnect %d", n), func(e host.EntryStatus) bool {
+		st, _ := e.Details.(*Status)
+		return e.State == host.Ready && st != nil && st.Reconnects == n
+	})
+}
+
 // A connection that stays up reconnect.maxDelayMs starts the count again:
 // a server that crashes now and then never exhausts its attempts.
 func TestReconnectCountStartsAgain(t *testing.T) {
@@ -178,13 +191,7 @@ func TestReconnectCountStartsAgain(t *testing.T) {
 	cfg := map[string]any{"reconnect": map[string]any{"initialDelayMs": 1, "maxDelayMs": 1, "maxAttempts": 1}}
 	hx.mustLoad(yml(hx.stdio("a", "srv", cfg, "--only", "echo,pid")))
 	for i := 1; i <= 5; i++ {
-		old := hx.pid("a")
-		kill(old)
-		hx.waitPID("a", old)
-		hx.WaitEntry("a", waitTimeout, fmt.Sprintf("reconnect %d", i), func(e host.EntryStatus) bool {
-			st, _ := e.Details.(*Status)
-			return e.State == host.Ready && st != nil && st.Reconnects == i
-		})
+		hx.crashAndReconnect("a", i)
 		hx.wantCall("mcp__srv__echo", `{"message":"x"}`, "echo: x", false)
 	}
 }
@@ -198,13 +205,7 @@ func TestReconnectCrashLoopGivesUp(t *testing.T) {
 	cfg := map[string]any{"reconnect": map[string]any{"initialDelayMs": 1, "maxDelayMs": 60000, "maxAttempts": 3}}
 	hx.mustLoad(yml(hx.stdio("a", "srv", cfg, "--only", "echo,pid")))
 	for i := 1; i <= 3; i++ {
-		old := hx.pid("a")
-		kill(old)
-		hx.waitPID("a", old)
-		hx.WaitEntry("a", waitTimeout, fmt.Sprintf("reconnect %d", i), func(e host.EntryStatus) bool {
-			st, _ := e.Details.(*Status)
-			return e.State == host.Ready && st != nil && st.Reconnects == i
-		})
+		hx.crashAndReconnect("a", i)
 	}
 	kill(hx.pid("a"))
 	e := hx.waitState("a", host.Failed)
