@@ -21,10 +21,7 @@ func TestTerminalDumbReadsPlainLines(t *testing.T) {
 	s.keys(`/call echo {"message":"plain"}` + keyEnter)
 	s.waitLines("plain", 1)
 	s.prompt("")
-	s.keys(ctrlD)
-	if code := s.waitExit(); code != 0 {
-		t.Fatalf("Ctrl-D: exit code %d\n%s", code, s.scr)
-	}
+	s.quitWith(ctrlD, "Ctrl-D")
 	raw := s.scr.bytes()
 	for _, seq := range []string{"\x1b[?2004h", "\x1b[6n", "\x1b[K"} {
 		if strings.Contains(raw, seq) {

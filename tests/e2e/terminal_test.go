@@ -132,6 +132,15 @@ func (s *ttySession) waitLines(text string, n int) view {
 	return s.scr.waitFor(s.t, "the line "+text, func(v view) bool { return v.count(text) >= n })
 }
 
+// quitWith types keys that end the console and checks that it exits 0.
+func (s *ttySession) quitWith(keys, what string) {
+	s.t.Helper()
+	s.keys(keys)
+	if code := s.waitExit(); code != 0 {
+		s.t.Fatalf("%s: exit code %d\n%s", what, code, s.scr)
+	}
+}
+
 func (s *ttySession) waitExit() int {
 	s.t.Helper()
 	select {
@@ -206,10 +215,7 @@ func TestTerminalEditingKeys(t *testing.T) {
 	s.prompt(`/call echo {"message":"edited"}`)
 	s.keys(keyDown)
 	s.prompt(`/call echo {"message":↵"two lines"}`)
-	s.keys(ctrlU + ctrlD)
-	if code := s.waitExit(); code != 0 {
-		t.Fatalf("Ctrl-D: exit code %d\n%s", code, s.scr)
-	}
+	s.quitWith(ctrlU+ctrlD, "Ctrl-D")
 }
 
 // Completion of a tool name from the live registry, a call, Up to recall
@@ -255,10 +261,7 @@ func TestTerminalCompletionAndHistory(t *testing.T) {
 	s.keys(keyEnter)
 	s.waitLines("42", 3)
 	s.prompt("")
-	s.keys("/quit" + keyEnter)
-	if code := s.waitExit(); code != 0 {
-		t.Fatalf("/quit: exit code %d\n%s", code, s.scr)
-	}
+	s.quitWith("/quit"+keyEnter, "/quit")
 
 	b, err := os.ReadFile(filepath.Join(state, "harness", "history"))
 	if err != nil {
@@ -275,10 +278,7 @@ func TestTerminalCompletionAndHistory(t *testing.T) {
 	s2.prompt("/quit")
 	s2.keys(keyUp)
 	s2.prompt(`/call mcp__demo__calc {"expression":"6*7"}`)
-	s2.keys(ctrlU + ctrlD)
-	if code := s2.waitExit(); code != 0 {
-		t.Fatalf("Ctrl-D: exit code %d\n%s", code, s2.scr)
-	}
+	s2.quitWith(ctrlU+ctrlD, "Ctrl-D")
 }
 
 // Events that arrive while a line is half typed print above the prompt,
@@ -321,10 +321,7 @@ func TestTerminalOutputAboveThePrompt(t *testing.T) {
 	s.keys(keyEnter)
 	s.waitLines("echo: pasted", 1)
 	s.prompt("")
-	s.keys(ctrlD)
-	if code := s.waitExit(); code != 0 {
-		t.Fatalf("Ctrl-D: exit code %d\n%s", code, s.scr)
-	}
+	s.quitWith(ctrlD, "Ctrl-D")
 	if v := s.scr.view(); v.modes["2004"] {
 		t.Errorf("bracketed paste left on after exit\n%s", s.scr)
 	}
@@ -375,10 +372,7 @@ func TestTerminalCtrlC(t *testing.T) {
 	s.keys(ctrlC)
 	s.waitLines("press Ctrl-C again to quit (or Ctrl-D, or /quit)", 2)
 	s.prompt("")
-	s.keys(ctrlC)
-	if code := s.waitExit(); code != 0 {
-		t.Fatalf("Ctrl-C twice: exit code %d\n%s", code, s.scr)
-	}
+	s.quitWith(ctrlC, "Ctrl-C twice")
 }
 
 // stdout on a terminal of its own, stdin and stderr on another: results go
@@ -407,10 +401,7 @@ func TestTerminalStdoutOnATerminalOfItsOwn(t *testing.T) {
 			t.Errorf("a prompt went to stdout's terminal: %q\n%s", l, out)
 		}
 	}
-	s.keys(ctrlD)
-	if code := s.waitExit(); code != 0 {
-		t.Fatalf("Ctrl-D: exit code %d\n%s", code, s.scr)
-	}
+	s.quitWith(ctrlD, "Ctrl-D")
 }
 
 // A start-up failure is said on a line of its own, after the live progress
@@ -445,8 +436,5 @@ func TestTerminalStartupFailureOnALineOfItsOwn(t *testing.T) {
 		}
 	}
 	s.prompt("")
-	s.keys(ctrlD)
-	if code := s.waitExit(); code != 0 {
-		t.Fatalf("Ctrl-D: exit code %d\n%s", code, s.scr)
-	}
+	s.quitWith(ctrlD, "Ctrl-D")
 }
