@@ -28,6 +28,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -218,28 +219,17 @@ func (s *Self) Info() Info {
 	return Info{ID: s.ID, Config: s.Config, Reach: reach}
 }
 
-// CapabilityValue is [Self.Info] as the value of [Capability].
-func (s *Self) CapabilityValue() map[string]any {
-	i := s.Info()
-	return map[string]any{"id": i.ID, "config": i.Config, "reach": i.Reach}
-}
-
 // ServerInfo reads what a server said about itself in the experimental
-// capabilities of its initialize result: ok is false for a server that is
-// not a harness gateway.
+// capabilities of its initialize result (the [Info] of [Capability], as
+// JSON decoded it): ok is false for a server that is not a harness gateway.
 func ServerInfo(experimental map[string]any) (info Info, ok bool) {
-	v, ok := experimental[Capability].(map[string]any)
+	v, ok := experimental[Capability]
 	if !ok {
 		return Info{}, false
 	}
-	info.ID, _ = v["id"].(string)
-	info.Config, _ = v["config"].(string)
-	if reach, ok := v["reach"].([]any); ok {
-		for _, r := range reach {
-			if id, ok := r.(string); ok {
-				info.Reach = append(info.Reach, id)
-			}
-		}
+	b, err := json.Marshal(v)
+	if err != nil || json.Unmarshal(b, &info) != nil {
+		return Info{}, false
 	}
 	return info, info.ID != ""
 }

@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -144,18 +145,14 @@ func TestServerInfoAndCheckServer(t *testing.T) {
 
 	roundTrip := func(x *Self) Info {
 		t.Helper()
-		// What mcp-go hands the client: JSON numbers and arrays as any.
-		raw := map[string]any{}
-		for k, v := range x.CapabilityValue() {
-			if ids, ok := v.([]string); ok {
-				arr := make([]any, len(ids))
-				for i, id := range ids {
-					arr[i] = id
-				}
-				raw[k] = arr
-				continue
-			}
-			raw[k] = v
+		// What mcp-go hands the client: the Info as JSON decoded into any.
+		b, err := json.Marshal(x.Info())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var raw any
+		if err := json.Unmarshal(b, &raw); err != nil {
+			t.Fatal(err)
 		}
 		info, ok := ServerInfo(map[string]any{Capability: raw, "other": true})
 		if !ok {

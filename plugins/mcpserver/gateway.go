@@ -196,7 +196,7 @@ func (g *Gateway) experimental(prev map[string]any) map[string]any {
 	for k, v := range prev {
 		out[k] = v
 	}
-	out[loop.Capability] = g.self.CapabilityValue()
+	out[loop.Capability] = g.self.Info()
 	return out
 }
 
