@@ -4,6 +4,8 @@ package mcptest
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -69,4 +71,31 @@ func Connect(t testing.TB, ctx context.Context, tr transport.Interface, legacy b
 		}
 	}
 	return &Client{Client: cl, Changed: changed}
+}
+
+// Post sends one MCP message over Streamable HTTP as a client does (JSON,
+// accepting JSON or an event stream) with the given headers and, when not
+// empty, Host, and returns the status and the body. A body whose length the
+// client cannot know goes chunked, with no Content-Length.
+func Post(t testing.TB, url, host string, body io.Reader, header map[string]string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	if host != "" {
+		req.Host = host
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }

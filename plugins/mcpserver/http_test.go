@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/harness-go/harness/internal/loop"
+	"github.com/harness-go/harness/internal/mcptest"
 )
 
 // httpRig serves r's gateway over HTTP on a loopback port.
@@ -42,32 +42,7 @@ const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{
 // post sends an initialize with the given Host, Origin and headers.
 func post(t *testing.T, url, host, body string, header map[string]string) (int, string) {
 	t.Helper()
-	return postBody(t, url, host, strings.NewReader(body), header)
-}
-
-// postBody is post with the body from r: a reader whose length the client
-// cannot know goes chunked, with no Content-Length.
-func postBody(t *testing.T, url, host string, body io.Reader, header map[string]string) (int, string) {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	if host != "" {
-		req.Host = host
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return mcptest.Post(t, url, host, strings.NewReader(body), header)
 }
 
 func TestHTTPRefusals(t *testing.T) {
@@ -123,7 +98,7 @@ func TestHTTPRefusals(t *testing.T) {
 			if tc.chunked {
 				r = io.MultiReader(r) // hides the length
 			}
-			status, got := postBody(t, url, tc.host, r, tc.header)
+			status, got := mcptest.Post(t, url, tc.host, r, tc.header)
 			if status >= 400 {
 				got = refusal(t, got)
 			}

@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -328,19 +326,7 @@ func TestGatewayHTTPRefusals(t *testing.T) {
 	file := writeConfig(t, dir, "- id: echo\n  name: echo\n")
 	srv := serveHTTP(t, runConfig{dir: dir, env: []string{"HARNESS_TOKEN=e2e-gateway-token"}}, "-c", file)
 	post := func(header map[string]string) (int, string) {
-		req, _ := http.NewRequest(http.MethodPost, srv.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		for k, v := range header {
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return mcptest.Post(t, srv.url, "", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`), header)
 	}
 	for _, tc := range []struct {
 		name   string
