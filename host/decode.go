@@ -129,12 +129,7 @@ func (e *Entry) decode(r *resolved, v any) []Problem {
 			if errors.As(err, &te) {
 				for _, msg := range te.Errors {
 					n, field, rest := r.locate(msg)
-					if r.js[n] || secretField(reflect.TypeOf(v), field) {
-						// yaml.v3 quotes the start of the value: a part
-						// of a secret the redaction cannot match.
-						rest = quotedValue.ReplaceAllString(rest, "(value not shown)")
-					}
-					add(n, field, rest)
+					add(n, field, r.hideValue(n, field, rest, v))
 				}
 			} else {
 				// "cannot decode !!str `…` as a !!int" (an explicit tag): the
@@ -145,10 +140,7 @@ func (e *Entry) decode(r *resolved, v any) []Problem {
 						n, field = found, r.paths[found]
 					}
 				}
-				if n == r.node || r.js[n] || secretField(reflect.TypeOf(v), field) {
-					msg = quotedValue.ReplaceAllString(msg, "(value not shown)")
-				}
-				add(n, field, msg)
+				add(n, field, r.hideValue(n, field, msg, v))
 			}
 			return problems
 		}
@@ -188,6 +180,16 @@ var typeErrLine = regexp.MustCompile(`^line (\d+): (.*)$`)
 // quotedValue is the value a yaml.v3 type error quotes, cut to a few
 // characters: "cannot unmarshal !!str `ghp_R3a...` into int".
 var quotedValue = regexp.MustCompile("`[^`]*`")
+
+// hideValue removes the value a yaml.v3 message quotes when it could be a
+// secret's (the redaction cannot match a value yaml.v3 cut short): one !!js
+// made, one below a field of v tagged secret, or one whose key is unknown.
+func (r *resolved) hideValue(n *yaml.Node, field, msg string, v any) string {
+	if n == r.node || r.js[n] || secretField(reflect.TypeOf(v), field) {
+		return quotedValue.ReplaceAllString(msg, "(value not shown)")
+	}
+	return msg
+}
 
 // secretField reports whether field (a path below config: "env.TOKEN",
 // "args[2]") lies below a field of struct t tagged secret (any of the
