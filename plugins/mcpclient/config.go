@@ -87,6 +87,9 @@ type Config struct {
 	// Reconnect says whether and how a server that was ready and went away
 	// is connected again.
 	Reconnect Reconnect `yaml:"reconnect" json:"reconnect" desc:"Connect again to a server that was ready and went away (a stdio server that exited, an HTTP server that refused or reset)."`
+	// AlwaysLoad marks every tool of the server so that an agent in tool
+	// search mode sends it with every request (tools.Tool.AlwaysLoad).
+	AlwaysLoad bool `yaml:"alwaysLoad" json:"alwaysLoad,omitempty" desc:"An agent in tool search mode always sends this server's tools, instead of waiting for search_tools to find them (default false)."`
 }
 
 // Reconnect is the reconnect policy of one server: after a loss, attempt n

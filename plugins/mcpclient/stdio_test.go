@@ -1034,3 +1034,22 @@ func TestStdioResultBudget(t *testing.T) {
 	hx.wantCall("mcp__srv__echo", `{"message":"hi"}`, "echo: hi", false)
 	hx.wantCall("mcp__srv__echo", `{"message":"héllo wörld"}`, "echo: h\n[result truncated: 7 of 19 bytes shown (maxResultBytes)]", false)
 }
+
+// TestStdioAlwaysLoad: alwaysLoad: true marks every tool of the server for
+// the agent's tool search; without it no tool is marked.
+func TestStdioAlwaysLoad(t *testing.T) {
+	t.Parallel()
+	hx := newHarness(t)
+	hx.mustLoad(yml(
+		hx.stdio("a", "always", map[string]any{"alwaysLoad": true}, "--only", "echo,add"),
+		hx.stdio("b", "plain", nil, "--only", "echo"),
+	))
+	hx.wantState("a", host.Ready)
+	hx.wantState("b", host.Ready)
+	for name, want := range map[string]bool{"mcp__always__echo": true, "mcp__always__add": true, "mcp__plain__echo": false} {
+		tool, ok := hx.Tools.Lookup(name)
+		if !ok || tool.AlwaysLoad != want {
+			t.Errorf("%s: registered %v, AlwaysLoad %v; want AlwaysLoad %v", name, ok, tool.AlwaysLoad, want)
+		}
+	}
+}

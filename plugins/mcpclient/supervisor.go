@@ -555,7 +555,7 @@ func (s *supervisor) generation(list []rawTool) (*generation, int, error) {
 			hidden++
 			continue // filtered out by enabledTools/disabledTools
 		}
-		batch = append(batch, tools.Tool{Name: public, Description: t.Description, Parameters: t.InputSchema, Definition: t.Definition, Execute: s.executor(t.Name)})
+		batch = append(batch, tools.Tool{Name: public, Description: t.Description, Parameters: t.InputSchema, Definition: t.Definition, AlwaysLoad: cfg.AlwaysLoad, Execute: s.executor(t.Name)})
 		names = append(names, NamePair{Public: public, Raw: t.Name})
 	}
 	sort.Slice(names, func(i, j int) bool { return names[i].Public < names[j].Public })

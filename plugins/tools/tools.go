@@ -64,6 +64,11 @@ type Tool struct {
 	// Name, Description and Parameters above are what counts; nil for
 	// native tools.
 	Definition json.RawMessage
+	// AlwaysLoad asks an agent in tool search mode to send this tool with
+	// every request, as it sends the tools its own alwaysLoad patterns
+	// name, instead of waiting for search_tools to find it (an MCP entry's
+	// alwaysLoad: true sets it on every tool of its server).
+	AlwaysLoad bool
 }
 
 // emptyParameters is the schema of a tool that declares none.
