@@ -20,6 +20,10 @@ import (
 // SIGTERM or SIGHUP alike (128 + SIGINT, as shells report Ctrl-C).
 const ExitInterrupted = 130
 
+// maxPrompt bounds a prompt read from stdin (ask -), as maxLine bounds a
+// console line: an endless stdin is refused, not read into memory.
+const maxPrompt = 16 << 20
+
 // noAgentHint says how to add an agent entry, on one line.
 const noAgentHint = "add an entry with name: agent to cordis.yml (README: \"Talk to a model\")"
 
@@ -27,9 +31,12 @@ const noAgentHint = "add an entry with name: agent to cordis.yml (README: \"Talk
 func ask(ctx context.Context, o *options, env Env) error {
 	prompt := o.args[0]
 	if prompt == "-" {
-		b, err := io.ReadAll(env.Stdin)
-		if err != nil {
+		b, err := io.ReadAll(io.LimitReader(env.Stdin, maxPrompt+1))
+		switch {
+		case err != nil:
 			return exit(ExitUsage, "harness ask: reading the prompt from stdin: %v", err)
+		case len(b) > maxPrompt:
+			return exit(ExitUsage, "harness ask: the prompt on stdin is larger than %d MiB, the most a prompt may be", maxPrompt>>20)
 		}
 		prompt = string(b)
 	}

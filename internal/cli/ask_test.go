@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -168,6 +169,8 @@ func TestAskExitCodes(t *testing.T) {
 			`agent entry "ds" has no API key: set DEEPSEEK_API_KEY (export DEEPSEEK_API_KEY=…) and run again`},
 		{"key refused", agentEntry("m", srv.URL, "apiKey: !!js process.env.K"), map[string]string{"K": "sk-wrong-key-123456"}, []string{"ask", "hi"}, 1, `agent entry "m": the API key was refused (HTTP 401`},
 		{"maxSteps", echo + agentEntry("m", srv.URL, "maxSteps: 2"), nil, []string{"ask", "loop"}, 1, "maxSteps"},
+		{"conversation too large", agentEntry("m", srv.URL, "maxConversationBytes: 1024"), nil, []string{"ask", strings.Repeat("word ", 300)}, 1,
+			`agent entry "m": the conversation is too large: the next request would carry 1.5 KiB of messages, more than maxConversationBytes (1.0 KiB)`},
 		{"empty prompt", agentEntry("m", srv.URL), nil, []string{"ask", " "}, 2, "the prompt is empty"},
 		{"two prompts", agentEntry("m", srv.URL), nil, []string{"ask", "a", "b"}, 2, "ask takes one prompt"},
 		{"--agent elsewhere", agentEntry("m", srv.URL), nil, []string{"tools", "--agent", "m"}, 2, "flag --agent is for ask and run, not tools"},
@@ -633,4 +636,52 @@ func TestAskModelNamesAreInert(t *testing.T) {
 		inert(t, "stdout", s.out.String())
 		inert(t, "stderr", s.errOut.String())
 	})
+}
+
+// A prompt on stdin is read up to 16 MiB: more is refused with exit 2
+// before anything starts (an endless stdin would otherwise be read into
+// memory until the process died).
+func TestAskPromptFromStdinIsBounded(t *testing.T) {
+	t.Parallel()
+	srv := fakellm.Start(t)
+	srv.Func(func(*fakellm.Request) fakellm.Reply { return fakellm.Say("read it") })
+	dir := t.TempDir()
+	config := filepath.Join(dir, "cordis.yml")
+	// A conversation may carry more than the prompt's bound here, so the
+	// prompt at the bound is sent.
+	if err := os.WriteFile(config, []byte(agentEntry("m", srv.URL, "maxConversationBytes: 33554432")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		size int
+		code int
+		says string
+	}{
+		{"at the bound", maxPrompt, 0, ""},
+		{"one byte more", maxPrompt + 1, ExitUsage, "harness ask: the prompt on stdin is larger than 16 MiB, the most a prompt may be"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut := newLines(), newLines()
+			stdin := io.LimitReader(repeatReader('a'), int64(tc.size))
+			code := Main(context.Background(), []string{"-c", config, "ask", "-"}, Env{Stdin: stdin, Stdout: out, Stderr: errOut,
+				Signals: make(chan os.Signal, 1), Lookup: func(string) (string, bool) { return "", false }})
+			if code != tc.code || !strings.Contains(errOut.String(), tc.says) {
+				t.Fatalf("exit %d, want %d saying %q\nstdout: %s\nstderr: %s", code, tc.code, tc.says, out, errOut)
+			}
+		})
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Fatalf("%d requests, want 1 (the prompt at the bound)", n)
+	}
+}
+
+// repeatReader reads as an endless run of one byte.
+type repeatReader byte
+
+func (r repeatReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(r)
+	}
+	return len(p), nil
 }

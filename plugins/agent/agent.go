@@ -31,6 +31,7 @@ type Agent struct {
 	transport *http.Transport // nil when the caller gave the client
 	chat      openai.ChatCompletionService
 	keep      func(string) bool // the tool filters; nil sends every tool
+	system    []byte            // the system message, encoded; nil without one
 }
 
 // Options are what an Agent needs besides its configuration.
@@ -70,6 +71,12 @@ func New(cfg Config, reg *tools.Registry, o Options) *Agent {
 	a.secrets.Add(cfg.APIKey) // the host adds it too; a caller without a host may not
 	if cfg.filtered() {
 		a.keep = a.cfg.exposes
+	}
+	if cfg.System != "" {
+		a.system = marshal(struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		}{"system", cfg.System})
 	}
 	hc := o.HTTPClient
 	if hc == nil {

@@ -22,6 +22,10 @@ const (
 	DefaultRequestTimeout       = 60 * time.Second
 	DefaultStreamIdleTimeout    = 300 * time.Second
 	DefaultRetries              = 5
+	// DefaultMaxConversationBytes bounds the encoded messages one request
+	// carries: 16 MiB, as for one response, a console line or a prompt
+	// from stdin.
+	DefaultMaxConversationBytes = 16 << 20
 )
 
 // Thinking modes. Unset sends no thinking field (the provider's default).
@@ -82,6 +86,10 @@ type Config struct {
 	// insufficient_system_resource, as long as nothing of the answer
 	// arrived.
 	Retries int `yaml:"retries" json:"retries" desc:"Retries of a request refused with 429 or 5xx, reset, ended without a finish reason, or cut for overload or insufficient_system_resource, before any of the answer arrived (default 5; backoff 500 ms doubling to 10 s, with jitter)."`
+	// MaxConversationBytes bounds the messages of one request, encoded
+	// (the system prompt included): the step that would pass it ends the
+	// turn with ErrConversationTooLarge.
+	MaxConversationBytes int `yaml:"maxConversationBytes" json:"maxConversationBytes" desc:"The most bytes of encoded messages one request may carry (default 16777216, 16 MiB); the step that would pass it ends the turn with an error saying so."`
 }
 
 // DefaultConfig returns the configuration before cordis.yml is applied.
@@ -96,6 +104,7 @@ func DefaultConfig() Config {
 		RequestTimeoutMs:     int(DefaultRequestTimeout / time.Millisecond),
 		StreamIdleTimeoutMs:  int(DefaultStreamIdleTimeout / time.Millisecond),
 		Retries:              DefaultRetries,
+		MaxConversationBytes: DefaultMaxConversationBytes,
 	}
 }
 
@@ -142,6 +151,7 @@ func (c *Config) Validate() error {
 	atLeast("requestTimeoutMs", c.RequestTimeoutMs, 1)
 	atLeast("streamIdleTimeoutMs", c.StreamIdleTimeoutMs, 1)
 	atLeast("retries", c.Retries, 0)
+	atLeast("maxConversationBytes", c.MaxConversationBytes, 1024)
 	for _, list := range []struct {
 		field    string
 		patterns []string

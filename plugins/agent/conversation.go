@@ -72,6 +72,16 @@ func (c *Conversation) Reset() { *c = Conversation{} }
 
 func (c *Conversation) add(m Message) { c.msgs = append(c.msgs, m) }
 
+// wireBytes is what the messages take in a request, encoded (the commas
+// between them included), each encoding cached for the next request.
+func (c *Conversation) wireBytes(emptyReasoning bool) int {
+	n := 0
+	for i := range c.msgs {
+		n += len(c.msgs[i].encode(emptyReasoning)) + 1
+	}
+	return n
+}
+
 // Usage is what a turn (or a conversation) cost.
 type Usage struct {
 	PromptTokens     int64

@@ -42,6 +42,9 @@ var (
 	// bounds allow ([MaxReplyTextBytes], [MaxReplyCallBytes],
 	// [MaxReplyToolCalls]); it is not sent again.
 	ErrTooLarge = errors.New("the model's response is too large")
+	// ErrConversationTooLarge: the conversation's messages would pass
+	// maxConversationBytes; the turn ended before sending them.
+	ErrConversationTooLarge = errors.New("the conversation is too large")
 	// ErrMaxSteps: the turn made maxSteps model requests without an answer.
 	ErrMaxSteps = errors.New("maxSteps reached")
 	// ErrTooManyTools: more tools than maxTools would be sent.

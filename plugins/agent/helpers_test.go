@@ -35,6 +35,9 @@ type fixture struct {
 	a       *agent.Agent
 	// onEvent, when set, sees each event as it is emitted.
 	onEvent func(agent.Event)
+	// within, when set, bounds a turn instead of waitFor (a turn that
+	// moves tens of MiB, slow under -race on a busy machine).
+	within time.Duration
 }
 
 // newFixture returns an agent with the default configuration, pointed at a
@@ -111,7 +114,11 @@ func (x *fixture) turn(conv *agent.Conversation, prompt string) outcome {
 
 func (x *fixture) turnCtx(ctx context.Context, conv *agent.Conversation, prompt string) outcome {
 	x.t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, waitFor)
+	bound := waitFor
+	if x.within > 0 {
+		bound = x.within
+	}
+	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	var o outcome
 	var mu sync.Mutex

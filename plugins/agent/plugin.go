@@ -13,6 +13,8 @@
 //  2. Each step takes the registry's model-visible list at that moment
 //     (after the entry's enabledTools/disabledTools), in its stable sorted
 //     order, byte for byte; more than maxTools is an error naming the count.
+//     Messages that would pass maxConversationBytes end the turn (checked
+//     before each request and before a response's calls run).
 //  3. The request streams (chat completions, stream_options.include_usage).
 //     Text and reasoning are emitted as they arrive, whole characters only;
 //     tool calls are assembled by their index. A stream silent for

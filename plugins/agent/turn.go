@@ -58,6 +58,10 @@ func (a *Agent) Run(ctx context.Context, conv *Conversation, prompt string, emit
 		if step > a.cfg.MaxSteps {
 			return fail(fmt.Errorf("agent entry %q: %w: the model made %d requests in this turn without answering (maxSteps)", a.id, ErrMaxSteps, a.cfg.MaxSteps))
 		}
+		if size := a.messageBytes(conv); size > a.cfg.MaxConversationBytes {
+			keepSeen(conv, mark, nil)
+			return fail(a.conversationTooLarge("the next request would carry", size, ""))
+		}
 		list, n := a.reg.ModelSubset(a.keep)
 		if n > a.cfg.MaxTools {
 			return fail(a.tooManyTools(n))
@@ -67,18 +71,18 @@ func (a *Agent) Run(ctx context.Context, conv *Conversation, prompt string, emit
 		u.CompletionTokens += r.usage.CompletionTokens
 		u.CacheHitTokens += r.usage.CacheHitTokens
 		if err != nil {
-			// Keep what the user saw; a turn that produced nothing leaves
-			// no dangling question behind.
-			switch {
-			case len(r.content) > 0:
-				conv.add(Message{Role: RoleAssistant, Content: string(r.content)})
-			case conv.Len() == mark+1:
-				conv.msgs = conv.msgs[:mark]
-			}
+			keepSeen(conv, mark, r)
 			return fail(err)
 		}
 		u.Steps++
 		msg := Message{Role: RoleAssistant, Content: string(r.content), Reasoning: string(r.reasoning), ToolCalls: r.toolCalls(step)}
+		if len(msg.ToolCalls) > 0 {
+			// Calls whose results could never be sent are not run.
+			if size := a.messageBytes(conv) + len(msg.encode(a.cfg.sendsEmptyReasoning())) + 1; size > a.cfg.MaxConversationBytes {
+				keepSeen(conv, mark, r)
+				return fail(a.conversationTooLarge("the model's tool calls would take the messages to", size, "; its calls did not run"))
+			}
+		}
 		conv.add(msg)
 		if len(msg.ToolCalls) == 0 {
 			u.Duration = time.Since(start)
@@ -97,6 +101,48 @@ func (a *Agent) Run(ctx context.Context, conv *Conversation, prompt string, emit
 	}
 }
 
+// keepSeen leaves the conversation of a turn that failed with what the
+// user saw: the text of the failed step r (nil: none) as the assistant's
+// message; a turn that produced nothing leaves no dangling question.
+func keepSeen(conv *Conversation, mark int, r *reply) {
+	switch {
+	case r != nil && len(r.content) > 0:
+		conv.add(Message{Role: RoleAssistant, Content: string(r.content)})
+	case conv.Len() == mark+1:
+		conv.msgs = conv.msgs[:mark]
+	}
+}
+
+// messageBytes is what the conversation's messages, the system prompt
+// first, take in a request.
+func (a *Agent) messageBytes(conv *Conversation) int {
+	n := conv.wireBytes(a.cfg.sendsEmptyReasoning())
+	if len(a.system) > 0 {
+		n += len(a.system) + 1
+	}
+	return n
+}
+
+func (a *Agent) conversationTooLarge(what string, size int, after string) error {
+	have, most := byteSize(size), byteSize(a.cfg.MaxConversationBytes)
+	if have == most { // rounded alike: say how far apart
+		have, most = strconv.Itoa(size)+" bytes", strconv.Itoa(a.cfg.MaxConversationBytes)+" bytes"
+	}
+	return fmt.Errorf("agent entry %q: %w: %s %s of messages, more than maxConversationBytes (%s)%s; start a new conversation (/new in the console) or raise maxConversationBytes",
+		a.id, ErrConversationTooLarge, what, have, most, after)
+}
+
+// byteSize writes n for people: bytes, KiB or MiB.
+func byteSize(n int) string {
+	switch {
+	case n >= 1<<20:
+		return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
+	case n >= 1<<10:
+		return strconv.FormatFloat(float64(n)/(1<<10), 'f', 1, 64) + " KiB"
+	}
+	return strconv.Itoa(n) + " bytes"
+}
+
 func (a *Agent) tooManyTools(n int) error {
 	how := "set enabledTools or disabledTools in the agent's entry (patterns of public names), or narrow the MCP entries with their own enabledTools/disabledTools"
 	if a.cfg.filtered() {
@@ -113,18 +159,15 @@ func (a *Agent) body(conv *Conversation, tools []byte, n int) []byte {
 	for i := range conv.msgs {
 		size += len(conv.msgs[i].encode(empty)) + 1
 	}
-	b := bytes.NewBuffer(make([]byte, 0, size+len(a.cfg.System)))
+	b := bytes.NewBuffer(make([]byte, 0, size+len(a.system)))
 	// "stream" first: the library sets it again (sjson), and finds it at
 	// once instead of scanning the messages and tools for it.
 	b.WriteString(`{"stream":true,"stream_options":{"include_usage":true},"model":`)
 	b.Write(marshal(a.cfg.Model))
 	b.WriteString(`,"messages":[`)
 	first := true
-	if a.cfg.System != "" {
-		b.Write(marshal(struct {
-			Role    string `json:"role"`
-			Content string `json:"content"`
-		}{"system", a.cfg.System}))
+	if len(a.system) > 0 {
+		b.Write(a.system)
 		first = false
 	}
 	for i := range conv.msgs {

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/harness-go/harness/internal/fakellm"
@@ -791,4 +792,86 @@ func TestReplyBounds(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A turn's conversation is bounded by maxConversationBytes: the step that
+// would pass it ends the turn with ErrConversationTooLarge, saying so. The
+// hostile test's model sent 12 MiB of tool arguments at every step (each
+// response under the per-response bound); unbounded, the re-sent
+// conversation grew by 12 MiB a step, to 2 GiB by step 21. Now the second
+// response's calls would take the messages past 16 MiB: they do not run
+// and the turn ends.
+func TestConversationBound(t *testing.T) {
+	t.Parallel()
+	t.Run("12 MiB of arguments a step", func(t *testing.T) {
+		t.Parallel()
+		mib := fakellm.CallDelta(0, "", "", strings.Repeat("x", 1<<20))
+		x := newFixture(t, nil)
+		x.within = 2 * time.Minute
+		x.srv.Func(func(req *fakellm.Request) fakellm.Reply {
+			chunks := []string{fakellm.CallDelta(0, fmt.Sprint("c", req.N), "t", `{"a":"`)}
+			for range 12 {
+				chunks = append(chunks, mib)
+			}
+			chunks = append(chunks, fakellm.CallDelta(0, "", "", `"}`))
+			return fakellm.Stream(chunks, fakellm.Finish("tool_calls"))
+		})
+		ran := &recorder{}
+		x.register(tools.Tool{Name: "t", Execute: func(ctx context.Context, args json.RawMessage) (tools.Result, error) {
+			_, _ = ran.exec(ctx, json.RawMessage(fmt.Sprint(len(args))))
+			return tools.Result{Text: "ok"}, nil
+		}})
+		var conv agent.Conversation
+		o := x.turn(&conv, "go")
+		want := `agent entry "model": the conversation is too large: the model's tool calls would take the messages to 24.0 MiB of messages, more than maxConversationBytes (16.0 MiB); its calls did not run; start a new conversation (/new in the console) or raise maxConversationBytes`
+		if !errors.Is(o.err, agent.ErrConversationTooLarge) || o.err.Error() != want {
+			t.Fatalf("err = %v\nwant %s", o.err, want)
+		}
+		if n := len(x.srv.Requests()); n != 2 {
+			t.Fatalf("%d requests, want 2", n)
+		}
+		if got := ran.got(); len(got) != 1 {
+			t.Fatalf("%d calls ran, want 1 (the second response's call did not run)", len(got))
+		}
+		for _, r := range x.srv.Requests() {
+			if len(r.Body) > agent.DefaultMaxConversationBytes+1024 {
+				t.Errorf("request %d carried %d bytes", r.N, len(r.Body))
+			}
+		}
+		// The conversation ends with the first step's call and its result.
+		if msgs := conv.Messages(); len(msgs) != 3 || msgs[2].Role != agent.RoleTool {
+			t.Fatalf("the conversation holds %d messages", len(msgs))
+		}
+	})
+	t.Run("tool results", func(t *testing.T) {
+		t.Parallel()
+		x := newFixture(t, func(c *agent.Config) { c.MaxConversationBytes = 4096 })
+		x.srv.Func(func(req *fakellm.Request) fakellm.Reply {
+			return fakellm.Call(fakellm.ToolCallSpec{ID: fmt.Sprint("c", req.N), Name: "t", Arguments: `{}`})
+		})
+		x.register(tools.Tool{Name: "t", Execute: says(strings.Repeat("r", 3000))})
+		var conv agent.Conversation
+		o := x.turn(&conv, "go")
+		if !errors.Is(o.err, agent.ErrConversationTooLarge) || !strings.Contains(o.err.Error(), "the next request would carry 6.2 KiB of messages, more than maxConversationBytes (4.0 KiB)") {
+			t.Fatalf("err = %v", o.err)
+		}
+		if n := len(x.srv.Requests()); n != 2 {
+			t.Fatalf("%d requests, want 2", n)
+		}
+		if n := len(o.of(agent.EventToolResult)); n != 2 {
+			t.Fatalf("%d results, want 2", n)
+		}
+		for _, r := range x.srv.Requests() {
+			if len(r.Body) > 4096+256 {
+				t.Errorf("request %d carried %d bytes", r.N, len(r.Body))
+			}
+		}
+		// The next turn is refused before any request, and leaves no
+		// question behind.
+		n := conv.Len()
+		o = x.turn(&conv, "and again")
+		if !errors.Is(o.err, agent.ErrConversationTooLarge) || len(x.srv.Requests()) != 2 || conv.Len() != n {
+			t.Fatalf("second turn: err %v, %d requests, %d messages (was %d)", o.err, len(x.srv.Requests()), conv.Len(), n)
+		}
+	})
 }
