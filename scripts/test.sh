@@ -5,7 +5,8 @@
 #   FUZZTIME=5s ./scripts/test.sh   shorter fuzzing
 #
 # Needs Go and, for the end-to-end tests, Node.js 20 with npm: the tests
-# install the pinned npm packages themselves (internal/npmtest).
+# install the pinned npm packages themselves, the Node.js 22 that the
+# conformance suite needs included (internal/npmtest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

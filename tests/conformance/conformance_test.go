@@ -46,7 +46,7 @@ const (
 )
 
 func TestConformance(t *testing.T) {
-	runner := npmtest.Bin(t, "conformance") // fails in CI without node/npm, skips elsewhere
+	runner := npmtest.Conformance(t) // fails in CI without node/npm, skips elsewhere
 	client := buildClient(t)
 	command := shellQuote(client) + " -deadline " + clientDeadline.String()
 
@@ -106,7 +106,7 @@ type outcome struct {
 	elapsed        time.Duration
 }
 
-func runScenario(t *testing.T, runner, command, scenario string) {
+func runScenario(t *testing.T, runner []string, command, scenario string) {
 	outDir := t.TempDir()
 	args := []string{
 		"client",
@@ -141,7 +141,7 @@ func runScenario(t *testing.T, runner, command, scenario string) {
 		return
 	}
 	t.Errorf("scenario %s failed after %s:\n  - %s", scenario, o.elapsed.Round(time.Millisecond), strings.Join(problems, "\n  - "))
-	t.Logf("runner: %s %s", runner, strings.Join(args, " "))
+	t.Logf("runner: %s %s", strings.Join(runner, " "), strings.Join(args, " "))
 	t.Logf("runner stderr:\n%s", o.stderr)
 	t.Logf("runner stdout:\n%s", o.stdout)
 	logSaved(t, outDir)
@@ -157,16 +157,16 @@ func boundFor(t *testing.T, d time.Duration) time.Duration {
 	return d
 }
 
-// runBounded runs the suite in a process group of its own and kills the
+// runBounded runs the suite (runner: its command, npmtest.Conformance) in a process group of its own and kills the
 // whole group when bound passes: the runner waits for the pipes of the
 // client it started, so killing the runner alone is not enough. Whatever is
 // left of the group when the runner has exited is killed too.
-func runBounded(t *testing.T, name string, args []string, bound time.Duration) outcome {
+func runBounded(t *testing.T, runner, args []string, bound time.Duration) outcome {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, name, args...)
+	cmd := exec.CommandContext(ctx, runner[0], append(runner[1:len(runner):len(runner)], args...)...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
 	ownGroup(cmd)

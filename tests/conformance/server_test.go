@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -35,31 +34,6 @@ var serverScenarios = []string{
 	"dns-rebinding-protection",
 }
 
-// expectedFailures are the server scenarios of the suite's default set
-// that test what the gateway does not offer, and why. Each must fail: one
-// that starts passing is taken off this list.
-var expectedFailures = map[string]string{
-	"logging-set-level":             "logging: the gateway sends no log notifications (its log is stderr)",
-	"completion-complete":           "completion: the gateway serves no prompts or resource templates to complete",
-	"tools-call-with-logging":       "logging: a backend's log notifications are not relayed",
-	"tools-call-with-progress":      "progress: a backend's progress notifications are not relayed",
-	"tools-call-sampling":           "sampling: a backend cannot ask the client for a completion through the gateway",
-	"tools-call-elicitation":        "elicitation: a backend cannot ask the user through the gateway",
-	"elicitation-sep1034-defaults":  "elicitation, as above",
-	"elicitation-sep1330-enums":     "elicitation, as above",
-	"resources-list":                "resources: the gateway serves tools only",
-	"resources-read-text":           "resources, as above",
-	"resources-read-binary":         "resources, as above",
-	"resources-templates-read":      "resources, as above",
-	"resources-subscribe":           "resources, as above",
-	"resources-unsubscribe":         "resources, as above",
-	"prompts-list":                  "prompts: the gateway serves tools only",
-	"prompts-get-simple":            "prompts, as above",
-	"prompts-get-with-args":         "prompts, as above",
-	"prompts-get-embedded-resource": "prompts, as above",
-	"prompts-get-with-image":        "prompts, as above",
-}
-
 // notRun are server scenarios that report no check against the gateway (a
 // run of them would be a zero-check run), and why.
 var notRun = map[string]string{
@@ -68,22 +42,16 @@ var notRun = map[string]string{
 
 // TestServerScenarios runs the suite's server scenarios against `harness
 // serve --http` with the test-only kind conformance-tools (./servertools):
-// the default set in one run with the expected failures as its baseline,
+// the default set in one run with the expected failures (expectedFile) as
+// its baseline,
 // then the scenarios outside that set one by one.
 func TestServerScenarios(t *testing.T) {
-	runner := npmtest.Bin(t, "conformance")
+	runner := npmtest.Conformance(t)
 	url := startGateway(t)
 
+	baseline, legs := loadExpected(t)
+	expectedFailures := legs["server"]
 	dir := t.TempDir()
-	baseline := filepath.Join(dir, "expected-failures.yml")
-	var b strings.Builder
-	b.WriteString("server:\n")
-	for _, name := range sortedKeys(expectedFailures) {
-		fmt.Fprintf(&b, "  - %s\n", name)
-	}
-	if err := os.WriteFile(baseline, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	o := runBounded(t, runner, []string{"server", "--url", url, "--expected-failures", baseline, "-o", filepath.Join(dir, "out")}, boundFor(t, scenarioTimeout))
 	results := parseScenarioLines(o.stdout)
 	var problems []string
@@ -165,15 +133,6 @@ func parseScenarioLines(out []byte) map[string]scenarioResult {
 		res[string(m[2])] = scenarioResult{ok: string(m[1]) == "✓" && f == 0, passed: p, failed: f}
 	}
 	return res
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // startGateway builds the harness with the conformance tools, serves a
