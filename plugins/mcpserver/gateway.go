@@ -36,6 +36,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -82,6 +83,11 @@ type Options struct {
 	Version string
 	// Coalesce overrides DefaultCoalesce.
 	Coalesce time.Duration
+	// InputTimeout overrides DefaultInputTimeout: how long a call that
+	// asked its 2026-07-28 client for input waits for the retry.
+	InputTimeout time.Duration
+	// MaxParked overrides DefaultMaxParked.
+	MaxParked int
 }
 
 // ServerName is the serverInfo name of the gateway.
@@ -99,6 +105,14 @@ type Gateway struct {
 
 	ready    chan struct{} // closed once the entries settled (or the wait ended)
 	sessions atomic.Int64  // numbers stdio sessions
+
+	// life is the context of the calls that outlive a request (a call
+	// parked for its client's input, mrtr.go); it ends when Run returns.
+	life    context.Context
+	endLife context.CancelCauseFunc
+	parked  *parkedCalls
+	levels  logLevels   // the sessions that asked for log messages
+	asks    pendingAsks // requests to clients waiting for their answers (ask.go)
 
 	mu      sync.Mutex
 	mode    string
@@ -133,7 +147,17 @@ func New(reg *tools.Registry, opts Options) (*Gateway, error) {
 	if opts.Coalesce <= 0 {
 		opts.Coalesce = DefaultCoalesce
 	}
+	if opts.InputTimeout <= 0 {
+		opts.InputTimeout = DefaultInputTimeout
+	}
+	if opts.MaxParked <= 0 {
+		opts.MaxParked = DefaultMaxParked
+	}
+	life, endLife := context.WithCancelCause(context.Background())
 	g := &Gateway{
+		life:    life,
+		endLife: endLife,
+		parked:  newParkedCalls(),
 		reg:     reg,
 		self:    opts.Self,
 		log:     opts.Logger,
@@ -157,8 +181,11 @@ func New(reg *tools.Registry, opts Options) (*Gateway, error) {
 	hooks.AddBeforeCallTool(func(ctx context.Context, _ any, req *mcp.CallToolRequest) {
 		g.waitServed(ctx, req.Params.Name)
 	})
+	g.watchLevels(hooks)
 	g.mcp = server.NewMCPServer(ServerName, opts.Version,
 		server.WithToolCapabilities(true),
+		// Log messages of the backends are relayed (relay.go).
+		server.WithLogging(),
 		server.WithHooks(hooks),
 		server.WithRecovery(),
 		server.WithInstructions(instructions),
@@ -202,8 +229,14 @@ func (g *Gateway) experimental(prev map[string]any) map[string]any {
 
 // Run keeps the served list in step with the registry until ctx ends (New
 // published the first list), and marks the gateway ready once
-// Options.Settle has returned.
+// Options.Settle has returned. When it returns, the calls parked for their
+// client's input are cancelled, and have returned.
 func (g *Gateway) Run(ctx context.Context) error {
+	defer func() {
+		cause := errors.New("the gateway stopped")
+		g.endLife(cause)
+		g.parked.stopAll(cause)
+	}()
 	settled := make(chan struct{})
 	go func() {
 		defer close(settled)
@@ -427,7 +460,7 @@ func servedTool(t tools.Tool) mcp.Tool {
 // callHandler calls one registry tool.
 func (g *Gateway) callHandler(name string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return toResult(g.reg.Execute(ctx, name, arguments(req))), nil
+		return g.execute(ctx, req, name, arguments(req))
 	}
 }
 

@@ -138,6 +138,16 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		// A client's answer to a request of the gateway's (ask.go).
+		if id, ok := isAnswer(body); ok {
+			h.g.asks.deliver(id, body)
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		// A handler may answer another JSON-RPC error than mcp-go's
+		// (outcome.go).
+		ctx, o := withOutcome(r.Context())
+		r, w = r.WithContext(ctx), newOutcomeWriter(w, o)
 	}
 	h.mcp.ServeHTTP(w, r)
 }

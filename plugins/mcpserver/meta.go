@@ -145,7 +145,7 @@ func (g *Gateway) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	if _, ok := g.reg.Lookup(in.Name); !ok {
 		return errorResult("unknown tool %q: search_tools lists the tools the harness has now", in.Name), nil
 	}
-	return toResult(g.reg.Execute(ctx, in.Name, args)), nil
+	return g.execute(ctx, req, in.Name, args)
 }
 
 // waitRegistered waits until name is registered or the gateway is ready,

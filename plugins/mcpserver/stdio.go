@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/harness-go/harness/internal/jsonrpc"
 )
@@ -36,6 +37,18 @@ const MaxMessageBytes = 16 << 20
 // on in is abandoned, not interrupted, when ServeStdio returns early.
 func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	sess := &stdioSession{id: fmt.Sprintf("stdio-%d", g.sessions.Add(1)), notes: make(chan mcp.JSONRPCNotification, 64)}
+	c := &stdioConn{
+		g:        g,
+		r:        bufio.NewReaderSize(in, 64<<10),
+		readErr:  make(chan error, 1),
+		out:      out,
+		failed:   make(chan struct{}),
+		inflight: map[string]*inflight{},
+		eof:      make(chan struct{}),
+		turn:     make(chan struct{}),
+		quit:     make(chan struct{}),
+	}
+	sess.conn = c
 	if err := g.mcp.RegisterSession(ctx, sess); err != nil {
 		return fmt.Errorf("gateway: register the stdio session: %w", err)
 	}
@@ -43,17 +56,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 
 	base, cancelAll := context.WithCancelCause(g.mcp.WithContext(ctx, sess))
 	defer cancelAll(nil)
-	c := &stdioConn{
-		g:        g,
-		base:     base,
-		r:        bufio.NewReaderSize(in, 64<<10),
-		readErr:  make(chan error, 1),
-		out:      out,
-		failed:   make(chan struct{}),
-		inflight: map[string]*inflight{},
-		turn:     make(chan struct{}),
-		quit:     make(chan struct{}),
-	}
+	c.base = base
 	// Notifications (list_changed) are written as they come.
 	notesDone := make(chan struct{})
 	go func() {
@@ -110,11 +113,88 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	return result
 }
 
-// stdioSession is the mcp-go session of one stdio client.
+// stdioSession is the mcp-go session of one stdio client. Besides
+// notifications it sends the client the requests of the calls it serves
+// (elicitation, sampling, roots: relay.go), and keeps what the client
+// declared and the log level it asked for.
 type stdioSession struct {
 	id          string
 	notes       chan mcp.JSONRPCNotification
 	initialized atomic.Bool
+	conn        *stdioConn
+
+	mu    sync.Mutex
+	level mcp.LoggingLevel // "": the client never asked for log messages
+	info  mcp.Implementation
+	caps  mcp.ClientCapabilities
+}
+
+var (
+	_ server.SessionWithLogging     = (*stdioSession)(nil)
+	_ server.SessionWithClientInfo  = (*stdioSession)(nil)
+	_ server.SessionWithElicitation = (*stdioSession)(nil)
+	_ server.SessionWithSampling    = (*stdioSession)(nil)
+	_ server.SessionWithRoots       = (*stdioSession)(nil)
+)
+
+func (s *stdioSession) SetLogLevel(level mcp.LoggingLevel) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.level = level
+}
+
+func (s *stdioSession) GetLogLevel() mcp.LoggingLevel {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.level
+}
+
+func (s *stdioSession) GetClientInfo() mcp.Implementation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.info
+}
+
+func (s *stdioSession) SetClientInfo(info mcp.Implementation) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.info = info
+}
+
+func (s *stdioSession) GetClientCapabilities() mcp.ClientCapabilities {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.caps
+}
+
+func (s *stdioSession) SetClientCapabilities(caps mcp.ClientCapabilities) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.caps = caps
+}
+
+func (s *stdioSession) RequestElicitation(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	var res mcp.ElicitationResult
+	if err := s.conn.ask(ctx, mcp.MethodElicitationCreate, req.Params, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func (s *stdioSession) RequestSampling(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	var res mcp.CreateMessageResult
+	if err := s.conn.ask(ctx, mcp.MethodSamplingCreateMessage, req.CreateMessageParams, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func (s *stdioSession) ListRoots(ctx context.Context, _ mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+	var res mcp.ListRootsResult
+	if err := s.conn.ask(ctx, mcp.MethodListRoots, struct{}{}, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
 }
 
 func (s *stdioSession) SessionID() string { return s.id }
@@ -155,6 +235,28 @@ type stdioConn struct {
 	mu       sync.Mutex
 	closing  bool                 // no new requests
 	inflight map[string]*inflight // by the request id's JSON
+	eof      chan struct{}        // closed when reading ends: no answer comes any more
+	eofOnce  sync.Once
+}
+
+// endOfInput says that nothing more is read: requests of ours still
+// waiting fail (the client can no longer answer them).
+func (c *stdioConn) endOfInput() { c.eofOnce.Do(func() { close(c.eof) }) }
+
+// ask sends the client a request of the gateway's and decodes its result
+// into res (askClient, on the connection's own stream).
+func (c *stdioConn) ask(ctx context.Context, method mcp.MCPMethod, params, res any) error {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return err
+	}
+	rctx, o := withOutcome(c.base)
+	o.stream = func(msg []byte) bool { c.send(append(msg, '\n')); return true }
+	result, err := c.g.askClient(ctx, rctx, c.eof, string(method), raw)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(result, res)
 }
 
 // work reads while it holds the turn, serves the request it read, and
@@ -201,6 +303,7 @@ func (c *stdioConn) read() (j job, last, ok bool) {
 			case !open:
 				return job{}, false, false
 			case isRequest && err != nil:
+				c.endOfInput()
 				c.readErr <- err
 				return j, true, true
 			case isRequest:
@@ -208,6 +311,7 @@ func (c *stdioConn) read() (j job, last, ok bool) {
 			}
 		}
 		if err != nil {
+			c.endOfInput()
 			c.readErr <- err
 			return job{}, false, false
 		}
@@ -285,7 +389,8 @@ func (c *stdioConn) handle(ctx context.Context, line []byte) (j job, isRequest, 
 	case method != "":
 		c.g.mcp.HandleMessage(ctx, line) // a notification: no answer
 	default:
-		// A response to a request of ours: the gateway sends none.
+		// An answer to a request of ours (ask.go).
+		c.g.asks.deliver(id, line)
 	}
 	return job{}, false, true
 }
@@ -313,7 +418,10 @@ type job struct {
 // serve runs one request and queues its answer.
 func (c *stdioConn) serve(j job) {
 	defer c.handlers.Done()
-	resp := c.g.mcp.HandleMessage(j.ctx, j.line)
+	ctx, o := withOutcome(j.ctx)
+	o.stream = func(msg []byte) bool { c.send(append(msg, '\n')); return true }
+	o.gone = c.eof
+	resp := o.rewrite(c.g.mcp.HandleMessage(ctx, j.line))
 	c.mu.Lock()
 	if c.inflight[j.key] == j.req {
 		delete(c.inflight, j.key)

@@ -46,11 +46,16 @@ type Question struct {
 	// Tool is the public name of the tool whose call the question belongs
 	// to, when known.
 	Tool string
-	// Method is the MCP method of the request: MethodElicit or
-	// MethodSample.
+	// Method is the MCP method of the request: MethodElicit, MethodSample
+	// or MethodRoots.
 	Method string
 	// Params are the request's params as the server sent them.
 	Params json.RawMessage
+	// ID names the question among those of one call, when the asker has a
+	// name for it (the key of an MCP input_required result's inputRequests,
+	// which a front that relays such a result keeps); "" lets the front
+	// choose one.
+	ID string
 }
 
 // Notification is what a call in flight reports, in MCP's terms.
@@ -80,6 +85,7 @@ type Offers struct {
 const (
 	MethodElicit   = "elicitation/create"
 	MethodSample   = "sampling/createMessage"
+	MethodRoots    = "roots/list"
 	MethodProgress = "notifications/progress"
 	MethodLog      = "notifications/message"
 )
@@ -117,6 +123,37 @@ func Ask(ctx context.Context, q Question) (json.RawMessage, error) {
 		return Declined(), nil
 	}
 	return nil, ErrUnsupported
+}
+
+// An Answer is what a front answered one question of a batch ([AskAll]):
+// the encoded result, or the error Ask would have returned.
+type Answer struct {
+	Result json.RawMessage
+	Err    error
+}
+
+// A BatchFront is a Front that takes questions that belong together at
+// once: a gateway relays them to its client in one MCP input_required
+// result, as a 2026-07-28 server asked them.
+type BatchFront interface {
+	Front
+	// AskAll answers every question of qs, in their order.
+	AskAll(ctx context.Context, qs []Question) []Answer
+}
+
+// AskAll asks the front of ctx the questions of qs, which belong together
+// (the inputRequests of one input_required result): at once when the front
+// is a [BatchFront], else one after the other, as [Ask] would. The answers
+// are in the order of qs.
+func AskAll(ctx context.Context, qs []Question) []Answer {
+	if bf, ok := FrontOf(ctx).(BatchFront); ok {
+		return bf.AskAll(ctx, qs)
+	}
+	out := make([]Answer, len(qs))
+	for i, q := range qs {
+		out[i].Result, out[i].Err = Ask(ctx, q)
+	}
+	return out
 }
 
 // Notify tells the front of ctx, if there is one.

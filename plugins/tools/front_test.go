@@ -84,3 +84,46 @@ func TestTheFrontOfTheCallAnswers(t *testing.T) {
 		t.Fatal("OffersOf does not report the front's offers")
 	}
 }
+
+// batchFront takes questions at once.
+type batchFront struct {
+	recordingFront
+	batches [][]tools.Question
+}
+
+func (f *batchFront) AskAll(_ context.Context, qs []tools.Question) []tools.Answer {
+	f.batches = append(f.batches, qs)
+	out := make([]tools.Answer, len(qs))
+	for i, q := range qs {
+		out[i].Result = json.RawMessage(`"` + q.ID + `"`)
+	}
+	return out
+}
+
+func TestAskAll(t *testing.T) {
+	qs := []tools.Question{
+		{ID: "a", Method: tools.MethodElicit},
+		{ID: "b", Method: tools.MethodSample},
+		{ID: "c", Method: tools.MethodRoots},
+	}
+	// A front that takes a batch gets it whole.
+	bf := &batchFront{}
+	got := tools.AskAll(tools.WithFront(context.Background(), bf), qs)
+	if len(bf.batches) != 1 || len(bf.batches[0]) != 3 || len(bf.asked) != 0 {
+		t.Fatalf("batches %v, asked %v: want one batch of three", bf.batches, bf.asked)
+	}
+	if string(got[2].Result) != `"c"` {
+		t.Fatalf("answers %+v", got)
+	}
+	// Any other front is asked one after the other, in order.
+	rf := &recordingFront{answer: json.RawMessage(`{"action":"accept"}`)}
+	got = tools.AskAll(tools.WithFront(context.Background(), rf), qs)
+	if len(rf.asked) != 3 || rf.asked[0].ID != "a" || rf.asked[2].ID != "c" {
+		t.Fatalf("asked %+v: want a, b, c in order", rf.asked)
+	}
+	// Without a front: the elicitation is declined, the rest unsupported.
+	got = tools.AskAll(context.Background(), qs)
+	if string(got[0].Result) != `{"action":"decline"}` || !errors.Is(got[1].Err, tools.ErrUnsupported) || !errors.Is(got[2].Err, tools.ErrUnsupported) {
+		t.Fatalf("without a front: %+v", got)
+	}
+}

@@ -77,9 +77,13 @@ func (plugin) Apply(ctx *host.Context) error {
 		},
 		tools.Tool{
 			Name: "json_schema_2020_12_tool", Description: "Tool with JSON Schema 2020-12 features",
-			Parameters: json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},"additionalProperties":false}`),
+			Parameters: json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"address":{"$anchor":"addressDef","type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"},"contactMethod":{"type":"string","enum":["phone","email"]},"phone":{"type":"string"},"email":{"type":"string"}},"allOf":[{"anyOf":[{"required":["phone"]},{"required":["email"]}]}],"if":{"properties":{"contactMethod":{"const":"phone"}},"required":["contactMethod"]},"then":{"required":["phone"]},"else":{"required":["email"]},"additionalProperties":false}`),
 			Execute:    func(context.Context, json.RawMessage) (tools.Result, error) { return tools.Result{Text: "ok"}, nil },
 		},
 	)
+	if err != nil {
+		return err
+	}
+	_, err = reg.Register(ctx.Fiber(), askingTools(reg, ctx)...)
 	return err
 }
