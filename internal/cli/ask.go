@@ -14,6 +14,7 @@ import (
 	"github.com/harness-go/harness/host/jsexpr"
 	"github.com/harness-go/harness/internal/safe"
 	"github.com/harness-go/harness/plugins/agent"
+	"github.com/harness-go/harness/plugins/tools"
 )
 
 // ExitInterrupted is ask's exit code when a signal ends it: Ctrl-C, and
@@ -71,7 +72,8 @@ func ask(ctx context.Context, o *options, env Env) error {
 		hs.reportProblems(!settled)
 		var conv agent.Conversation
 		view := newTranscript(hs)
-		_, err := a.Run(ctx, &conv, prompt, view.event)
+		// The tools the agent calls ask nobody: declined, and said.
+		_, err := a.Run(tools.WithFront(ctx, &noteFront{hs: hs, who: "harness ask"}), &conv, prompt, view.event)
 		code, msg := ExitFailure, ""
 		switch {
 		case err == nil:

@@ -81,7 +81,11 @@ func callTool(ctx context.Context, hs *harness, progress *reporter) error {
 	if !found {
 		return hs.unknownTool(name)
 	}
-	res := hs.tools.Execute(ctx, name, args)
+	// Nobody can answer what the tool asks: it is declined, and said;
+	// its progress shows on stderr while it runs.
+	progressLine := newProgressLine(hs, hs.env.Stderr)
+	res := hs.tools.Execute(tools.WithFront(ctx, &noteFront{hs: hs, who: "harness call", progress: progressLine}), name, args)
+	progressLine.clear()
 	writeResult(hs.env.Stdout, res, hs.o.json)
 	// The call did not wait for the other entries: only failures count.
 	bad := hs.report(false, true)

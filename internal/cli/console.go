@@ -9,11 +9,13 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"unicode"
 
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/internal/safe"
+	"github.com/harness-go/harness/plugins/tools"
 )
 
 // run is `harness run`: boot, settle, watch cordis.yml, serve the console.
@@ -56,6 +58,14 @@ func run(ctx context.Context, o *options, env Env) error {
 
 	c := newConsole(hs, watcher, env.Signals)
 	c.addAgent() // plain lines, /new, /agent
+	// Who answers what a tool asks while a line runs (front.go): the
+	// person, on a terminal; in a pipe nobody, which is said.
+	c.progress = newProgressLine(hs, c.stderr())
+	if env.StdinTTY {
+		c.front = newConsoleFront(hs, c.stderr(), c, c.progress)
+	} else {
+		c.front = &noteFront{hs: hs, who: "the console (reading a pipe)", progress: c.progress}
+	}
 
 	// Settle before the first command, so a piped /tools sees the tools.
 	settled := make(chan struct{})
@@ -84,7 +94,11 @@ func run(ctx context.Context, o *options, env Env) error {
 		in = term
 		c.turnOut, c.turnErr = term.turnOut, env.secrets.Writer(term.turnErr)
 	} else {
-		in = newLineReader(env.Stdin, maxLine, c.promptFunc())
+		lr := newLineReader(env.Stdin, maxLine, c.promptFunc())
+		if env.StdinTTY {
+			lr.out = c.stderr() // a dumb terminal: questions are asked on it too
+		}
+		in = lr
 	}
 	return c.serve(ctx, in)
 }
@@ -140,10 +154,28 @@ type console struct {
 	// turnOut and turnErr show the agent's answers; nil: stdout and
 	// stderr. On a terminal they are its turn writers (console_term.go).
 	turnOut, turnErr io.Writer
+
+	// front answers what the tools of a running line ask (front.go), and
+	// progress shows what they report.
+	front    tools.Front
+	progress *progressLine
+	// questions take the reading goroutine's turn while a line runs: a
+	// question's answer is read where commands are (console.answer).
+	questions chan answerReq
+	executing atomic.Bool   // a line runs
+	served    chan struct{} // closed when serve returns
+	in        lineSource
+}
+
+// answerReq asks the reading goroutine for the answer to a question.
+type answerReq struct {
+	prompt string
+	reply  chan readResult // buffered: a withdrawn question's answer is dropped
 }
 
 func newConsole(hs *harness, watcher *host.Watcher, signals <-chan os.Signal) *console {
-	c := &console{hs: hs, watcher: watcher, signals: signals, commands: map[string]*command{}}
+	c := &console{hs: hs, watcher: watcher, signals: signals, commands: map[string]*command{},
+		questions: make(chan answerReq), served: make(chan struct{})}
 	for _, cmd := range c.builtins() {
 		c.add(cmd)
 	}
@@ -290,8 +322,43 @@ type lineSource interface {
 	// end, an *interrupt for Ctrl-C at the prompt, a *longLineError for a
 	// line over the bound (the source has skipped it and can go on).
 	readLine() (string, error)
+	// readAnswer reads the answer to a question after prompt:
+	// errCancelled when the person cancels.
+	readAnswer(prompt string) (string, error)
+	// withdraw ends a readAnswer in progress if the source can.
+	withdraw()
 	// close ends a readLine in progress if the source can.
 	close()
+}
+
+// answer reads the person's answer to a question of a running line's tool
+// (answerSource, for consoleFront): the reading goroutine, idle while the
+// line runs, reads it.
+func (c *console) answer(ctx context.Context, prompt string) (string, error) {
+	if !c.executing.Load() {
+		return "", errCancelled // no line runs: nothing may take the prompt
+	}
+	req := answerReq{prompt: prompt, reply: make(chan readResult, 1)}
+	select {
+	case c.questions <- req:
+	case <-ctx.Done():
+		return "", context.Cause(ctx)
+	case <-c.served:
+		return "", errCancelled
+	}
+	select {
+	case r := <-req.reply:
+		var long *longLineError
+		if errors.As(r.err, &long) {
+			return "", fmt.Errorf("the answer is longer than %s", sizeText(long.max))
+		}
+		return r.line, r.err
+	case <-ctx.Done():
+		c.in.withdraw()
+		return "", context.Cause(ctx)
+	case <-c.served:
+		return "", errCancelled
+	}
 }
 
 // interrupt is Ctrl-C pressed at the prompt.
@@ -328,10 +395,19 @@ func (c *console) serve(ctx context.Context, in lineSource) error {
 	lines := make(chan readResult)
 	want := make(chan struct{}, 1)
 	stop := make(chan struct{})
+	c.in = in
+	if c.served == nil {
+		c.served = make(chan struct{})
+	}
+	defer close(c.served)
 	go func() {
 		for {
 			select {
 			case <-want:
+			case q := <-c.questions:
+				line, err := in.readAnswer(q.prompt)
+				q.reply <- readResult{line, err}
+				continue
 			case <-stop:
 				return
 			}
@@ -417,6 +493,15 @@ func (c *console) exec(ctx context.Context, line string) (quit bool) {
 	}
 	cmdCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if c.front != nil {
+		// What the line's tools ask goes to the person (or is declined).
+		cmdCtx = tools.WithFront(cmdCtx, c.front)
+	}
+	c.executing.Store(true)
+	defer c.executing.Store(false)
+	if c.progress != nil {
+		defer c.progress.clear()
+	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.run(cmdCtx, args) }()
 	for {

@@ -45,6 +45,7 @@ func (c *console) talk(ctx context.Context, line string) error {
 	}
 	view := newTranscript(hs)
 	view.json = false
+	view.resulted = c.progress.done
 	if c.turnOut != nil {
 		view.out, view.errOut = c.turnOut, c.turnErr
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -41,19 +42,51 @@ type pasteFilter struct {
 	err     error  // the reader's error, returned once out is drained
 	pasting bool
 	cr      bool // the last pasted byte was "\r"
-	buf     []byte
+
+	// A read of r runs in a goroutine of its own so that Read can be
+	// interrupted (interrupt): a question the console withdraws ends the
+	// editor's read with a Ctrl-C of ours. The read in flight then stays
+	// in flight, and what it brings goes to the next Read: nothing typed
+	// is lost.
+	reads   chan chunk
+	reading bool
+	kick    chan struct{}
+	mu      sync.Mutex
+	inject  []byte // returned by the next Read, unfiltered
+}
+
+// chunk is what one read of the underlying reader returned.
+type chunk struct {
+	b   []byte
+	err error
 }
 
 func newPasteFilter(r io.Reader) *pasteFilter {
-	return &pasteFilter{r: r, buf: make([]byte, 4096)}
+	return &pasteFilter{r: r, reads: make(chan chunk, 1), kick: make(chan struct{}, 1)}
 }
 
 func (f *pasteFilter) Read(p []byte) (int, error) {
 	for len(f.out) == 0 && f.err == nil {
-		n, err := f.r.Read(f.buf)
-		f.pending = append(f.pending, f.buf[:n]...)
-		f.err = err
-		f.filter(err != nil)
+		if b := f.takeInjected(); len(b) > 0 {
+			f.out = append(f.out, b...)
+			break
+		}
+		if !f.reading {
+			f.reading = true
+			go func() {
+				buf := make([]byte, 4096)
+				n, err := f.r.Read(buf)
+				f.reads <- chunk{buf[:n], err}
+			}()
+		}
+		select {
+		case c := <-f.reads:
+			f.reading = false
+			f.pending = append(f.pending, c.b...)
+			f.err = c.err
+			f.filter(c.err != nil)
+		case <-f.kick:
+		}
 	}
 	if len(f.out) == 0 {
 		return 0, f.err
@@ -61,6 +94,36 @@ func (f *pasteFilter) Read(p []byte) (int, error) {
 	n := copy(p, f.out)
 	f.out = f.out[n:]
 	return n, nil
+}
+
+// interrupt makes the Read in progress (or the next) return b as typed.
+func (f *pasteFilter) interrupt(b []byte) {
+	f.mu.Lock()
+	f.inject = append(f.inject, b...)
+	f.mu.Unlock()
+	select {
+	case f.kick <- struct{}{}:
+	default:
+	}
+}
+
+// discardInjected drops what interrupt left for a Read that did not come.
+func (f *pasteFilter) discardInjected() {
+	f.mu.Lock()
+	f.inject = nil
+	f.mu.Unlock()
+	select {
+	case <-f.kick:
+	default:
+	}
+}
+
+func (f *pasteFilter) takeInjected() []byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b := f.inject
+	f.inject = nil
+	return b
 }
 
 // filter moves what it can from pending to out. A sequence of interest cut

@@ -14,8 +14,9 @@ import (
 type lineReader struct {
 	r      *bufio.Reader
 	max    int
-	n      int    // lines read so far
-	prompt func() // printed before each line; nil for none
+	n      int       // lines read so far
+	prompt func()    // printed before each line; nil for none
+	out    io.Writer // where a question's prompt goes (a dumb terminal); nil: stderr is not a terminal
 }
 
 var _ lineSource = (*lineReader)(nil)
@@ -63,3 +64,24 @@ func (l *lineReader) readLine() (string, error) {
 // close does nothing: a read from a pipe cannot be interrupted; the
 // console stops waiting for it.
 func (l *lineReader) close() {}
+
+// readAnswer reads the answer to a question on a terminal the line editor
+// does not drive (TERM=dumb): the prompt, then a line. The end of input is
+// errCancelled.
+func (l *lineReader) readAnswer(prompt string) (string, error) {
+	if l.out != nil {
+		io.WriteString(l.out, prompt)
+	}
+	saved := l.prompt
+	l.prompt = nil
+	defer func() { l.prompt = saved }()
+	line, err := l.readLine()
+	if errors.Is(err, io.EOF) {
+		return "", errCancelled
+	}
+	return line, err
+}
+
+// withdraw cannot end a read from a plain stream: the line the person
+// types for a withdrawn question is dropped when it comes.
+func (l *lineReader) withdraw() {}

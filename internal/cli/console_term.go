@@ -37,8 +37,9 @@ type terminal struct {
 
 	console *console
 	hist    *history
-	edited  int  // runes in the line being edited, as the listener last saw it
-	typed   bool // a key other than Ctrl-C came since the prompt
+	input   *pasteFilter // the editor's input (a question withdrawn interrupts it)
+	edited  int          // runes in the line being edited, as the listener last saw it
+	typed   bool         // a key other than Ctrl-C came since the prompt
 
 	// turnOut and turnErr are the agent's answer's writers (the console's
 	// transcript): while its text stands mid-line, what the others print
@@ -51,6 +52,7 @@ type terminal struct {
 	lineStart bool      // the last byte printed ended a line
 	held      []heldOut // printed while a turn's line was open
 	pasteOn   bool      // bracketed paste was asked for
+	asking    bool      // the editor reads the answer to a question
 }
 
 // heldOut is a write held back until the line it would break ends.
@@ -72,7 +74,7 @@ func openTerminal(env Env) (*terminal, error) {
 	if term, _ := env.Lookup("TERM"); term == "dumb" {
 		return nil, nil
 	}
-	t := &terminal{lineStart: true}
+	t := &terminal{lineStart: true, input: newPasteFilter(os.Stdin)}
 	rl, err := readline.NewFromConfig(&readline.Config{
 		Prompt:                 "> ",
 		HistoryLimit:           historyLimit,
@@ -81,7 +83,7 @@ func openTerminal(env Env) (*terminal, error) {
 		AutoComplete:           completer{t},
 		Listener:               t.listen,
 		Painter:                paintMarks,
-		Stdin:                  newPasteFilter(os.Stdin),
+		Stdin:                  t.input,
 		// The editor draws on stderr. Instance.Stderr() is the one other
 		// writer that prints above its prompt, so its target is the run's
 		// stdout (the process's, watched for a reader gone): results still
@@ -207,6 +209,7 @@ func (t *terminal) readLine() (string, error) {
 	t.mu.Unlock()
 	defer t.reading.Done()
 	t.edited, t.typed = 0, false
+	t.input.discardInjected()
 	if !fresh {
 		// Text without a newline (a streamed answer) ends its line
 		// before the prompt; what was held meanwhile follows.
@@ -239,6 +242,55 @@ func (t *terminal) readLine() (string, error) {
 	return text, nil
 }
 
+// readAnswer reads a person's answer to a question (console front): the
+// prompt is the question's, the line goes to no history and Tab completes
+// nothing. Ctrl-C and Ctrl-D at an empty line are errCancelled.
+func (t *terminal) readAnswer(prompt string) (string, error) {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return "", errCancelled
+	}
+	t.reading.Add(1)
+	fresh := t.lineStart
+	t.asking = true
+	t.input.discardInjected()
+	t.mu.Unlock()
+	defer func() {
+		t.mu.Lock()
+		t.asking = false
+		t.input.discardInjected()
+		t.mu.Unlock()
+		t.reading.Done()
+	}()
+	if !fresh {
+		// The turn's text stands mid-line: the question starts a line of
+		// its own, and what was held meanwhile is printed before it.
+		io.WriteString(t.turnErr, "\n")
+	}
+	t.flushHeld()
+	t.rl.SetPrompt(prompt)
+	defer t.rl.SetPrompt("> ")
+	line, err := t.rl.ReadLine()
+	switch {
+	case errors.Is(err, readline.ErrInterrupt), errors.Is(err, io.EOF):
+		return "", errCancelled
+	case err != nil:
+		return "", err
+	}
+	return fromEditor(line), nil
+}
+
+// withdraw ends a readAnswer in progress (its question's call ended): the
+// editor reads a Ctrl-C of ours.
+func (t *terminal) withdraw() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.asking {
+		t.input.interrupt([]byte{3})
+	}
+}
+
 // close ends a readLine in progress and restores the terminal. It may be
 // called more than once, from any goroutine.
 func (t *terminal) close() {
@@ -260,7 +312,10 @@ type completer struct{ t *terminal }
 
 func (a completer) Do(line []rune, pos int) ([][]rune, int) {
 	c := a.t.console
-	if c == nil {
+	a.t.mu.Lock()
+	asking := a.t.asking
+	a.t.mu.Unlock()
+	if c == nil || asking {
 		return nil, 0
 	}
 	candidates, word := c.complete(string(line[:pos]))

@@ -41,6 +41,10 @@ type transcript struct {
 	open        int  // calls announced and not answered yet
 	many        bool // the step being answered made several calls
 	saidError   bool // --json: an error event is out
+
+	// resulted, when set, hears of each tool result (the console clears
+	// that call's progress line).
+	resulted func(name string)
 }
 
 // newTranscript shows a turn on the run's stdout and stderr (on a terminal,
@@ -90,6 +94,9 @@ func (t *transcript) event(e agent.Event) {
 		// ask for any name, escapes included.
 		t.line("→ " + t.preview(e.Name) + " " + t.preview(string(e.Arguments)))
 	case agent.EventToolResult:
+		if t.resulted != nil {
+			t.resulted(e.Name)
+		}
 		if t.open > 1 {
 			t.many = true
 		}

@@ -875,3 +875,42 @@ func TestConversationBound(t *testing.T) {
 		}
 	})
 }
+
+// answerFront answers every question and counts them.
+type answerFront struct {
+	mu    sync.Mutex
+	asked int
+}
+
+func (f *answerFront) Ask(context.Context, tools.Question) (json.RawMessage, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.asked++
+	return json.RawMessage(`{"action":"accept","content":{"ok":true}}`), nil
+}
+func (f *answerFront) Notify(context.Context, tools.Notification) {}
+func (f *answerFront) Offers() tools.Offers                       { return tools.Offers{Elicitation: true} }
+
+// The tools the agent calls ask the front of whoever runs the turn (the
+// console, ask): the turn's context carries it to every call, those that
+// run in parallel included.
+func TestToolCallsCarryTheCallersFront(t *testing.T) {
+	t.Parallel()
+	x := newFixture(t, nil,
+		fakellm.Call(fakellm.ToolCallSpec{ID: "c1", Name: "confirm", Arguments: `{}`}, fakellm.ToolCallSpec{ID: "c2", Name: "confirm", Arguments: `{}`}),
+		fakellm.Say("done"))
+	x.register(tools.Tool{Name: "confirm", Execute: func(ctx context.Context, _ json.RawMessage) (tools.Result, error) {
+		a, err := tools.Ask(ctx, tools.Question{Tool: "confirm", Method: tools.MethodElicit, Params: json.RawMessage(`{"message":"ok?"}`)})
+		return tools.Result{Text: string(a)}, err
+	}})
+	f := &answerFront{}
+	var conv agent.Conversation
+	o := x.turnCtx(tools.WithFront(context.Background(), f), &conv, "confirm twice")
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	results := o.of(agent.EventToolResult)
+	if f.asked != 2 || len(results) != 2 || results[0].Text != `{"action":"accept","content":{"ok":true}}` {
+		t.Fatalf("asked %d times; results %+v", f.asked, results)
+	}
+}

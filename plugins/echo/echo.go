@@ -9,6 +9,11 @@
 //     config:
 //     prefix: demo_       # optional: tools become demo_echo, demo_clock
 //     timezone: UTC       # default zone of the clock tool
+//     greet: true         # optional: a greet tool that asks your name
+//
+// The greet tool shows how a native tool asks whoever drives the harness
+// while it runs (tools.Ask): the console on a terminal shows the form,
+// `harness serve` relays it to its MCP client, anything else declines.
 package echo
 
 import (
@@ -38,6 +43,8 @@ type Plugin struct {
 	Prefix string `yaml:"prefix" json:"prefix,omitempty" desc:"Put in front of both tool names."`
 	// Timezone is the IANA zone the clock uses when the call names none.
 	Timezone string `yaml:"timezone" json:"timezone,omitempty" desc:"IANA time zone of the clock tool (default UTC)."`
+	// Greet adds the tool greet, which asks the person's name.
+	Greet bool `yaml:"greet" json:"greet,omitempty" desc:"Add the tool greet, which asks your name (a form) before it answers: a native tool asking whoever drives the harness."`
 
 	// mu guards names: the host calls Status from any goroutine (a
 	// Snapshot), even while Apply runs.
@@ -79,10 +86,21 @@ func (p *Plugin) Apply(ctx *host.Context) error {
 			Execute:     func(ctx context.Context, args json.RawMessage) (tools.Result, error) { return clock(zone, args) },
 		},
 	}
+	if p.Greet {
+		batch = append(batch, tools.Tool{
+			Name:        p.Prefix + "greet",
+			Description: "Greet the person, after asking how to call them.",
+			Parameters:  json.RawMessage(`{"type":"object","properties":{}}`),
+			Execute:     greet(p.Prefix + "greet"),
+		})
+	}
 	if _, err := reg.Register(ctx.Fiber(), batch...); err != nil {
 		return err
 	}
-	names := []string{batch[0].Name, batch[1].Name}
+	names := make([]string, len(batch))
+	for i, t := range batch {
+		names[i] = t.Name
+	}
 	p.mu.Lock()
 	p.names = names
 	p.mu.Unlock()
@@ -105,6 +123,37 @@ func echo(_ context.Context, args json.RawMessage) (tools.Result, error) {
 		return tools.Result{Text: `expected {"message": "<text>"}`, IsError: true}, nil
 	}
 	return tools.Result{Text: *in.Message}, nil
+}
+
+// greetForm is what greet asks: a name (required) and a manner, which
+// defaults to plain.
+const greetForm = `{"message":"How should I greet you?","requestedSchema":{"type":"object","properties":{"name":{"type":"string","title":"Your name","minLength":1},"manner":{"type":"string","title":"Manner","enum":["plain","cheerful"],"default":"plain"}},"required":["name"]}}`
+
+// greet asks the person's name, through the call's front, and greets.
+func greet(name string) tools.Executor {
+	return func(ctx context.Context, _ json.RawMessage) (tools.Result, error) {
+		raw, err := tools.Ask(ctx, tools.Question{Tool: name, Method: tools.MethodElicit, Params: json.RawMessage(greetForm)})
+		if err != nil {
+			return tools.Result{}, err
+		}
+		var a struct {
+			Action  string `json:"action"`
+			Content struct {
+				Name   string `json:"name"`
+				Manner string `json:"manner"`
+			} `json:"content"`
+		}
+		if err := json.Unmarshal(raw, &a); err != nil {
+			return tools.Result{}, fmt.Errorf("the answer %s: %w", raw, err)
+		}
+		switch {
+		case a.Action != "accept":
+			return tools.Result{Text: "Hello, whoever you are (you chose to " + a.Action + ")."}, nil
+		case a.Content.Manner == "cheerful":
+			return tools.Result{Text: "Hello, " + a.Content.Name + "! Lovely to meet you!"}, nil
+		}
+		return tools.Result{Text: "Hello, " + a.Content.Name + "."}, nil
+	}
 }
 
 func clock(zone *time.Location, args json.RawMessage) (tools.Result, error) {

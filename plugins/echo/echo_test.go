@@ -277,7 +277,7 @@ func TestInvalidConfigIsRefusedAtTheKey(t *testing.T) {
 		{
 			"unknown key",
 			`    prefx: a_`,
-			`cordis.yml:7:5: entry "e": config.prefx: unknown key "prefx" (known keys: prefix, timezone)`,
+			`cordis.yml:7:5: entry "e": config.prefx: unknown key "prefx" (known keys: greet, prefix, timezone)`,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -518,4 +518,48 @@ func TestStatusDuringApply(t *testing.T) {
 	close(stop)
 	<-done
 	fx.wantNames("at_clock", "at_echo", "bt_clock", "bt_echo")
+}
+
+// formFront answers every form with its answer and keeps what it was asked.
+type formFront struct {
+	answer string
+	asked  []tools.Question
+}
+
+func (f *formFront) Ask(_ context.Context, q tools.Question) (json.RawMessage, error) {
+	f.asked = append(f.asked, q)
+	return json.RawMessage(f.answer), nil
+}
+func (f *formFront) Notify(context.Context, tools.Notification) {}
+func (f *formFront) Offers() tools.Offers                       { return tools.Offers{Elicitation: true} }
+
+// greet asks its call's front for a name; without a front (nobody to ask)
+// it is declined and greets anyway.
+func TestGreetAsksItsFront(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	fx.mustLoad(`
+- id: e
+  name: echo
+  config:
+    greet: true
+`)
+	fx.wantNames("clock", "echo", "greet")
+	for _, tc := range []struct{ answer, want string }{
+		{`{"action":"accept","content":{"name":"Ada","manner":"plain"}}`, "Hello, Ada."},
+		{`{"action":"accept","content":{"name":"Ada","manner":"cheerful"}}`, "Hello, Ada! Lovely to meet you!"},
+		{`{"action":"cancel"}`, "Hello, whoever you are (you chose to cancel)."},
+	} {
+		f := &formFront{answer: tc.answer}
+		res := fx.tools.Execute(tools.WithFront(context.Background(), f), "greet", json.RawMessage(`{}`))
+		if res.IsError || res.Text != tc.want {
+			t.Errorf("answered %s: %+v, want %q", tc.answer, res, tc.want)
+		}
+		if len(f.asked) != 1 || f.asked[0].Method != tools.MethodElicit || f.asked[0].Tool != "greet" || !json.Valid(f.asked[0].Params) {
+			t.Errorf("asked %+v", f.asked)
+		}
+	}
+	if res := fx.call("greet", `{}`); res.Text != "Hello, whoever you are (you chose to decline)." {
+		t.Errorf("without a front: %+v", res)
+	}
 }
