@@ -8,10 +8,14 @@
 //   {"op":"connect","command":C,"args":[…],"env":{…},"cwd":D}   stdio
 //   {"op":"connect","url":U,"headers":{…}}                       Streamable HTTP
 //       → {"serverInfo":{…},"capabilities":{…}}
+//       "elicit":{"action":…,"content":{…}} declares elicitation and
+//       answers every elicitation/create so (they are recorded)
 //   {"op":"list"}                          → {"tools":[…]}
 //   {"op":"call","name":N,"arguments":{…}} → {"result":{…}}
 //       "timeoutMs":T gives up after T ms (the SDK tells the server:
-//       notifications/cancelled)
+//       notifications/cancelled); "progress":true asks for progress
+//       (a progressToken) and answers {"result":…,"progress":[…]}
+//   {"op":"elicited"}                      → {"elicited":[params…]}
 //   {"op":"changes","atLeast":N}           → {"changes":M} once M ≥ N
 //       notifications/tools/list_changed have arrived since connect
 //   {"op":"close"}                         → {"closed":true}
@@ -31,10 +35,11 @@ const load = (rel) => import(pathToFileURL(path.join(sdk, "dist", "esm", rel)).h
 const { Client } = await load("client/index.js");
 const { StdioClientTransport } = await load("client/stdio.js");
 const { StreamableHTTPClientTransport } = await load("client/streamableHttp.js");
-const { ToolListChangedNotificationSchema } = await load("types.js");
+const { ToolListChangedNotificationSchema, ElicitRequestSchema } = await load("types.js");
 
 let client;
 let changes = 0;
+let elicited = [];
 let waiters = [];
 
 function changed() {
@@ -50,8 +55,15 @@ function changed() {
 async function handle(cmd) {
   switch (cmd.op) {
     case "connect": {
-      client = new Client({ name: "gateway-e2e-ts", version: "0.0.0" });
+      client = new Client({ name: "gateway-e2e-ts", version: "0.0.0" },
+        cmd.elicit ? { capabilities: { elicitation: {} } } : undefined);
       client.setNotificationHandler(ToolListChangedNotificationSchema, changed);
+      if (cmd.elicit) {
+        client.setRequestHandler(ElicitRequestSchema, async (req) => {
+          elicited.push(req.params);
+          return cmd.elicit;
+        });
+      }
       const transport = cmd.url
         ? new StreamableHTTPClientTransport(new URL(cmd.url), { requestInit: { headers: cmd.headers ?? {} } })
         : new StdioClientTransport({
@@ -66,11 +78,16 @@ async function handle(cmd) {
     }
     case "list":
       return { tools: (await client.listTools()).tools };
-    case "call":
-      return {
-        result: await client.callTool({ name: cmd.name, arguments: cmd.arguments ?? {} }, undefined,
-          cmd.timeoutMs ? { timeout: cmd.timeoutMs } : undefined),
-      };
+    case "call": {
+      const progress = [];
+      const options = {};
+      if (cmd.timeoutMs) options.timeout = cmd.timeoutMs;
+      if (cmd.progress) options.onprogress = (p) => progress.push(p);
+      const result = await client.callTool({ name: cmd.name, arguments: cmd.arguments ?? {} }, undefined, options);
+      return cmd.progress ? { result, progress } : { result };
+    }
+    case "elicited":
+      return { elicited };
     case "changes":
       if (changes >= cmd.atLeast) return { changes };
       return await new Promise((resolve) => waiters.push({ atLeast: cmd.atLeast, resolve }));
