@@ -390,3 +390,131 @@ func TestParkedCallExpires(t *testing.T) {
 		t.Errorf("an expired call's state: HTTP %d %v; want 400", status, got)
 	}
 }
+
+// What a call's front offers follows what its client declared.
+func TestOffersFollowTheClient(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, Options{})
+	r.register(tools.Tool{
+		Name: "offers", Description: "Say what the front offers.", Parameters: json.RawMessage(`{"type":"object"}`),
+		Execute: func(ctx context.Context, _ json.RawMessage) (tools.Result, error) {
+			o := tools.OffersOf(ctx)
+			return tools.Result{Text: fmt.Sprintf("form %t url %t sampling %t", o.Elicitation, o.ElicitationURL, o.Sampling)}, nil
+		},
+	})
+	url := r.serveHTTP(HTTPOptions{}, "").URL()
+	for _, tc := range []struct{ caps, want string }{
+		{`{}`, "form false url false sampling false"},
+		{`{"elicitation":{}}`, "form true url false sampling false"},
+		{`{"elicitation":{"url":{}},"sampling":{}}`, "form false url true sampling true"},
+		{`{"elicitation":{"form":{},"url":{}}}`, "form true url true sampling false"},
+	} {
+		_, got := modernCall(t, url, "offers", "", tc.caps)
+		if !strings.Contains(fmt.Sprint(got["result"]), tc.want) {
+			t.Errorf("capabilities %s: %v, want %q", tc.caps, got, tc.want)
+		}
+	}
+	// A session-era client over stdio: what it declared at initialize.
+	c := r.stdioClient()
+	c.call("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"sampling": map[string]any{}}, "clientInfo": map[string]any{"name": "raw", "version": "0"}})
+	c.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	m := c.call("tools/call", map[string]any{"name": "offers", "arguments": map[string]any{}})
+	if !strings.Contains(string(m.Result), "form false url false sampling true") {
+		t.Errorf("stdio: %s", m.raw)
+	}
+}
+
+// A question whose call ends before the client answered is withdrawn: the
+// client is told (notifications/cancelled for the gateway's request); a
+// client that closes its input while asked gets the call's answer all the
+// same, the question failed.
+func TestRelayedQuestionWithdrawn(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, Options{})
+	r.register(tools.Tool{
+		Name: "ask", Description: "Ask a form.", Parameters: json.RawMessage(`{"type":"object"}`),
+		Execute: func(ctx context.Context, _ json.RawMessage) (tools.Result, error) {
+			a, err := tools.Ask(ctx, tools.Question{Method: tools.MethodElicit, Params: json.RawMessage(`{"message":"?","requestedSchema":{"type":"object"}}`)})
+			if err != nil {
+				return tools.Result{}, err
+			}
+			return tools.Result{Text: string(a)}, nil
+		},
+	})
+	initialize := func(c *rawClient) {
+		c.call("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"elicitation": map[string]any{}}, "clientInfo": map[string]any{"name": "raw", "version": "0"}})
+		c.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	}
+	c := r.stdioClient()
+	initialize(c)
+	id := c.request("tools/call", map[string]any{"name": "ask", "arguments": map[string]any{}})
+	asked := c.next()
+	if asked.Method != "elicitation/create" || !strings.HasPrefix(string(asked.ID), `"harness-`) {
+		t.Fatalf("want the gateway's elicitation/create, got %s", asked.raw)
+	}
+	c.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": id}})
+	note := c.next()
+	if note.Method != "notifications/cancelled" || !strings.Contains(string(note.Params), string(asked.ID)) {
+		t.Fatalf("want the question withdrawn (notifications/cancelled naming %s), got %s", asked.ID, note.raw)
+	}
+	// An answer that comes late finds nobody, harmlessly.
+	c.send(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(asked.ID), "result": map[string]any{"action": "accept"}})
+	if m := c.call("ping", nil); m.Error != nil {
+		t.Fatalf("ping after a late answer: %s", m.raw)
+	}
+
+	d := r.stdioClient()
+	initialize(d)
+	id = d.request("tools/call", map[string]any{"name": "ask", "arguments": map[string]any{}})
+	if m := d.next(); m.Method != "elicitation/create" {
+		t.Fatalf("want an elicitation/create, got %s", m.raw)
+	}
+	d.in.Close() // the client stops reading its questions
+	m := d.response(id)
+	if !strings.Contains(string(m.Result), "went away before it answered") {
+		t.Fatalf("the call after the client closed its input: %s", m.raw)
+	}
+}
+
+// -32021 also when the call's answer is an event stream: progress came
+// first, then a question the client could not answer, then the failure.
+func TestMissingCapabilityOnAStream(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, Options{})
+	r.register(tools.Tool{
+		Name: "needs_sampling", Description: "Report, then sample.", Parameters: json.RawMessage(`{"type":"object"}`),
+		Execute: func(ctx context.Context, _ json.RawMessage) (tools.Result, error) {
+			tools.Notify(ctx, tools.Notification{Method: tools.MethodProgress, Params: json.RawMessage(`{"progressToken":"x","progress":1}`)})
+			_, err := tools.Ask(ctx, tools.Question{Method: tools.MethodSample, Params: json.RawMessage(`{"messages":[],"maxTokens":1}`)})
+			return tools.Result{}, err
+		},
+	})
+	url := r.serveHTTP(HTTPOptions{}, "").URL()
+	status, got := modernCall(t, url, "needs_sampling", `,"_meta":{"progressToken":"p1","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`, `{}`)
+	e, _ := got["error"].(map[string]any)
+	if e == nil || e["code"] != float64(mcp.MISSING_REQUIRED_CLIENT_CAPABILITY) || !strings.Contains(fmt.Sprint(e["data"]), "sampling") {
+		t.Fatalf("HTTP %d %v: want -32021 naming sampling", status, got)
+	}
+}
+
+// At most MaxParked calls wait for their client's input; the next one is
+// refused, and its tool's question ends.
+func TestMaxParked(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, Options{MaxParked: 1})
+	r.register(tools.Tool{
+		Name: "ask", Description: "Ask a form.", Parameters: json.RawMessage(`{"type":"object"}`),
+		Execute: func(ctx context.Context, _ json.RawMessage) (tools.Result, error) {
+			_, err := tools.Ask(ctx, tools.Question{Method: tools.MethodElicit, Params: json.RawMessage(`{"message":"?","requestedSchema":{"type":"object"}}`)})
+			return tools.Result{}, err
+		},
+	})
+	url := r.serveHTTP(HTTPOptions{}, "").URL()
+	if _, got := modernCall(t, url, "ask", "", `{"elicitation":{}}`); fmt.Sprint(got["result"]) == "" || got["error"] != nil {
+		t.Fatalf("the first call: %v", got)
+	}
+	_, got := modernCall(t, url, "ask", "", `{"elicitation":{}}`)
+	if e, _ := got["error"].(map[string]any); e == nil || !strings.Contains(fmt.Sprint(e["message"]), "the most it keeps") {
+		t.Fatalf("the second call: %v; want it refused", got)
+	}
+}

@@ -48,7 +48,6 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 		turn:     make(chan struct{}),
 		quit:     make(chan struct{}),
 	}
-	sess.conn = c
 	if err := g.mcp.RegisterSession(ctx, sess); err != nil {
 		return fmt.Errorf("gateway: register the stdio session: %w", err)
 	}
@@ -113,15 +112,14 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	return result
 }
 
-// stdioSession is the mcp-go session of one stdio client. Besides
-// notifications it sends the client the requests of the calls it serves
-// (elicitation, sampling, roots: relay.go), and keeps what the client
-// declared and the log level it asked for.
+// stdioSession is the mcp-go session of one stdio client: it takes
+// notifications, and keeps what the client declared and the log level it
+// asked for. The gateway's requests to the client (elicitation, sampling,
+// roots) go on the connection itself (ask.go).
 type stdioSession struct {
 	id          string
 	notes       chan mcp.JSONRPCNotification
 	initialized atomic.Bool
-	conn        *stdioConn
 
 	mu    sync.Mutex
 	level mcp.LoggingLevel // "": the client never asked for log messages
@@ -130,12 +128,16 @@ type stdioSession struct {
 }
 
 var (
-	_ server.SessionWithLogging     = (*stdioSession)(nil)
-	_ server.SessionWithClientInfo  = (*stdioSession)(nil)
-	_ server.SessionWithElicitation = (*stdioSession)(nil)
-	_ server.SessionWithSampling    = (*stdioSession)(nil)
-	_ server.SessionWithRoots       = (*stdioSession)(nil)
+	_ server.SessionWithLogging    = (*stdioSession)(nil)
+	_ server.SessionWithClientInfo = (*stdioSession)(nil)
 )
+
+func (s *stdioSession) SessionID() string { return s.id }
+func (s *stdioSession) NotificationChannel() chan<- mcp.JSONRPCNotification {
+	return s.notes
+}
+func (s *stdioSession) Initialize()       { s.initialized.Store(true) }
+func (s *stdioSession) Initialized() bool { return s.initialized.Load() }
 
 func (s *stdioSession) SetLogLevel(level mcp.LoggingLevel) {
 	s.mu.Lock()
@@ -172,37 +174,6 @@ func (s *stdioSession) SetClientCapabilities(caps mcp.ClientCapabilities) {
 	defer s.mu.Unlock()
 	s.caps = caps
 }
-
-func (s *stdioSession) RequestElicitation(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
-	var res mcp.ElicitationResult
-	if err := s.conn.ask(ctx, mcp.MethodElicitationCreate, req.Params, &res); err != nil {
-		return nil, err
-	}
-	return &res, nil
-}
-
-func (s *stdioSession) RequestSampling(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	var res mcp.CreateMessageResult
-	if err := s.conn.ask(ctx, mcp.MethodSamplingCreateMessage, req.CreateMessageParams, &res); err != nil {
-		return nil, err
-	}
-	return &res, nil
-}
-
-func (s *stdioSession) ListRoots(ctx context.Context, _ mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
-	var res mcp.ListRootsResult
-	if err := s.conn.ask(ctx, mcp.MethodListRoots, struct{}{}, &res); err != nil {
-		return nil, err
-	}
-	return &res, nil
-}
-
-func (s *stdioSession) SessionID() string { return s.id }
-func (s *stdioSession) NotificationChannel() chan<- mcp.JSONRPCNotification {
-	return s.notes
-}
-func (s *stdioSession) Initialize()       { s.initialized.Store(true) }
-func (s *stdioSession) Initialized() bool { return s.initialized.Load() }
 
 // inflight is a request being served.
 type inflight struct {
@@ -242,22 +213,6 @@ type stdioConn struct {
 // endOfInput says that nothing more is read: requests of ours still
 // waiting fail (the client can no longer answer them).
 func (c *stdioConn) endOfInput() { c.eofOnce.Do(func() { close(c.eof) }) }
-
-// ask sends the client a request of the gateway's and decodes its result
-// into res (askClient, on the connection's own stream).
-func (c *stdioConn) ask(ctx context.Context, method mcp.MCPMethod, params, res any) error {
-	raw, err := json.Marshal(params)
-	if err != nil {
-		return err
-	}
-	rctx, o := withOutcome(c.base)
-	o.stream = func(msg []byte) bool { c.send(append(msg, '\n')); return true }
-	result, err := c.g.askClient(ctx, rctx, c.eof, string(method), raw)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(result, res)
-}
 
 // work reads while it holds the turn, serves the request it read, and
 // waits for the turn again, until reading ends or the connection does.
