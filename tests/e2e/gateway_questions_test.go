@@ -119,3 +119,19 @@ type elicitFunc func(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationR
 func (f elicitFunc) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 	return f(ctx, req)
 }
+
+// harness call of a tool that asks: nobody can answer, so the question is
+// declined at once (the tool goes on), and stderr says who asked what.
+func TestCallDeclinesAQuestion(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeConfig(t, dir, greetEntry)
+	r := harness(t, dir, "call", "greet")
+	expectCode(t, r, 0)
+	if r.stdout != "Hello, whoever you are (you chose to decline).\n" {
+		t.Fatalf("stdout %q", r.stdout)
+	}
+	if !strings.Contains(r.stderr, `harness: a tool (tool greet) asks to fill a form: "How should I greet you?" — declined: harness call has nobody to ask`) {
+		t.Fatalf("stderr:\n%s", r.stderr)
+	}
+}
