@@ -2,6 +2,8 @@ package mcpserver
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,10 +21,12 @@ import (
 // sampling, roots: relay.go) go on the stream of the call they belong to —
 // stdout over stdio, the POST's event stream over HTTP — written in order
 // with the call's notifications and before its answer, with an id of the
-// gateway's own ("harness-N"). The client's answer comes back as a message
-// of its own (a line on stdin; a POST over HTTP, which the gateway's
-// handler takes before mcp-go sees it) and is matched here by that id. Its
-// params and result pass as the asker and the client wrote them.
+// gateway's own ("harness-" and 24 random hex digits). The client's answer
+// comes back as a message of its own (a line on stdin; a POST over HTTP,
+// which the gateway's handler takes before mcp-go sees it) and is matched
+// here by that id: being random, it lets a client answer only what it was
+// asked, never another client's question. Its params and result pass as
+// the asker and the client wrote them.
 //
 // mcp-go's server would send sampling and roots requests only on a
 // client's standalone GET stream, which many clients never open; the
@@ -34,7 +38,6 @@ const askPrefix = "harness-"
 // pendingAsks are the gateway's requests waiting for their answers.
 type pendingAsks struct {
 	mu sync.Mutex
-	n  int64
 	m  map[string]chan json.RawMessage // by the id's JSON (jsonrpc.IDKey)
 }
 
@@ -87,8 +90,9 @@ func (g *Gateway) askClient(ctx, rctx context.Context, gone <-chan struct{}, met
 	if g.asks.m == nil {
 		g.asks.m = map[string]chan json.RawMessage{}
 	}
-	g.asks.n++
-	id := askPrefix + strconv.FormatInt(g.asks.n, 10)
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	id := askPrefix + hex.EncodeToString(b)
 	idJSON := json.RawMessage(strconv.Quote(id))
 	key := jsonrpc.IDKey(idJSON)
 	answer := make(chan json.RawMessage, 1)
