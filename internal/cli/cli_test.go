@@ -36,6 +36,11 @@ func (blocker) Apply(ctx *host.Context) error {
 		log.Warn("block called") // tells the test the call is in flight
 		<-c.Done()
 		return tools.Result{}, c.Err()
+	}}, tools.Tool{Name: "progress_block", Execute: func(c context.Context, _ json.RawMessage) (tools.Result, error) {
+		tools.Notify(c, tools.Notification{Tool: "progress_block", Method: tools.MethodProgress, Params: json.RawMessage(`{"progressToken":1,"progress":1,"total":2,"message":"working"}`)})
+		log.Warn("progress sent")
+		<-c.Done()
+		return tools.Result{}, c.Err()
 	}})
 	return err
 }

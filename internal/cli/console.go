@@ -520,7 +520,9 @@ func (c *console) exec(ctx context.Context, line string) (quit bool) {
 			case s == syscall.SIGHUP:
 				c.watcher.Reload()
 			case s == os.Interrupt && c.hs.env.StdinTTY:
-				// The terminal echoed ^C where the cursor was.
+				// The terminal echoed ^C where the cursor was (after the
+				// live progress line, which goes first).
+				c.progress.clear()
 				fmt.Fprintln(c.stderr(), "\n"+cmd.cancelMessage())
 				cancel()
 			default:

@@ -271,3 +271,28 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// The progress of a call in flight is one live line on a terminal, gone
+// (cleared in place) before anything else is said of the call; in a pipe
+// it is a line of its own.
+func TestConsoleProgressLine(t *testing.T) {
+	t.Parallel()
+	s := start(t, blockConfig, true)
+	s.send("/call progress_block")
+	s.errOut.waitFor(t, "\r\x1b[Kprogress_block: 1/2 (50%) working")
+	s.errOut.waitFor(t, "progress sent")
+	s.sigs <- os.Interrupt
+	s.errOut.waitFor(t, "\r\x1b[K\ncall cancelled")
+	s.send("/quit")
+	if code := s.exit(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+
+	p := start(t, blockConfig, false)
+	p.send("/call progress_block")
+	p.errOut.waitFor(t, "harness: progress of progress_block: 1/2 (50%) working\n")
+	p.sigs <- syscall.SIGTERM
+	if code := p.exit(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}
