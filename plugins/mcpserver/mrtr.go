@@ -59,9 +59,10 @@ const DefaultMaxParked = 1000
 type parkedCalls struct {
 	key []byte // signs requestState
 
-	mu    sync.Mutex
-	calls map[string]*parked
-	wg    sync.WaitGroup // every call started, until it returns
+	mu      sync.Mutex
+	calls   map[string]*parked
+	stopped bool           // stopAll began: calls started now are not waited for
+	wg      sync.WaitGroup // every call started before, until it returns
 }
 
 func newParkedCalls() *parkedCalls {
@@ -153,9 +154,16 @@ func (pc *parkedCalls) start(g *Gateway, name string, args json.RawMessage, caps
 	ctx, cancel := context.WithCancelCause(g.life)
 	p.cancel = cancel
 	ctx = tools.WithFront(ctx, &parkedFront{g: g, p: p})
-	pc.wg.Add(1)
+	pc.mu.Lock()
+	counted := !pc.stopped // a call that starts as the gateway stops ends at once (its context)
+	if counted {
+		pc.wg.Add(1)
+	}
+	pc.mu.Unlock()
 	go func() {
-		defer pc.wg.Done()
+		if counted {
+			defer pc.wg.Done()
+		}
 		defer cancel(nil)
 		p.res = g.reg.Execute(ctx, name, args)
 		close(p.done)
@@ -404,6 +412,7 @@ func (pc *parkedCalls) remove(p *parked) {
 // stopAll cancels every parked call and waits for every call started.
 func (pc *parkedCalls) stopAll(cause error) {
 	pc.mu.Lock()
+	pc.stopped = true
 	calls := make([]*parked, 0, len(pc.calls))
 	for _, p := range pc.calls {
 		calls = append(calls, p)
