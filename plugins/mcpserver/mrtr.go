@@ -124,17 +124,17 @@ func (g *Gateway) executeModern(ctx context.Context, req mcp.CallToolRequest, na
 			return nil, g.fail(ctx, mcp.INVALID_PARAMS, "inputResponses: "+err.Error(), nil)
 		}
 	} else {
-		p = g.parked.start(g, name, args, caps, mr.InputResponses)
-		p.attach(ctx, caps, progressToken(req))
+		p = g.parked.start(g, ctx, name, args, caps, progressToken(req), mr.InputResponses)
 	}
 	return g.await(ctx, p)
 }
 
-// start runs tool name in a call of its own, parked when it asks.
-// Answers the first request already carries (a client that answers
-// without a requestState, as to a server that keeps none) answer the
-// questions whose asker named them so, as they are asked.
-func (pc *parkedCalls) start(g *Gateway, name string, args json.RawMessage, caps mcp.ClientCapabilities, given mcp.InputResponses) *parked {
+// start runs tool name in a call of its own, parked when it asks; the
+// request rctx waits on it from the start (what the tool reports at once
+// reaches it). Answers the first request already carries (a client that
+// answers without a requestState, as to a server that keeps none) answer
+// the questions whose asker named them so, as they are asked.
+func (pc *parkedCalls) start(g *Gateway, rctx context.Context, name string, args json.RawMessage, caps mcp.ClientCapabilities, token mcp.ProgressToken, given mcp.InputResponses) *parked {
 	idb := make([]byte, 16)
 	_, _ = rand.Read(idb)
 	p := &parked{
@@ -145,6 +145,8 @@ func (pc *parkedCalls) start(g *Gateway, name string, args json.RawMessage, caps
 		pending: map[string]*question{},
 		asked:   make(chan struct{}),
 		given:   map[string]json.RawMessage{},
+		waiter:  rctx,
+		token:   token,
 	}
 	for key, r := range given {
 		if raw, err := json.Marshal(r); err == nil {
