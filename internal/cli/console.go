@@ -338,7 +338,9 @@ func (c *console) answer(ctx context.Context, prompt string) (string, error) {
 	if !c.executing.Load() {
 		return "", errCancelled // no line runs: nothing may take the prompt
 	}
-	req := answerReq{prompt: prompt, reply: make(chan readResult, 1)}
+	// The editor draws the prompt itself, past the redacting writer: the
+	// server's words in it (a field's title) are redacted here.
+	req := answerReq{prompt: c.hs.env.secrets.Redact(prompt), reply: make(chan readResult, 1)}
 	select {
 	case c.questions <- req:
 	case <-ctx.Done():

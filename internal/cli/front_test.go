@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harness-go/harness/host/secret"
 	"github.com/harness-go/harness/plugins/tools"
 )
 
@@ -294,5 +295,29 @@ func TestConsoleProgressLine(t *testing.T) {
 	p.sigs <- syscall.SIGTERM
 	if code := p.exit(); code != 0 {
 		t.Fatalf("exit %d", code)
+	}
+}
+
+// A question's prompt is drawn by the line editor, past the redacting
+// writer: the console redacts it before (a server's field title may hold
+// a secret of the configuration).
+func TestQuestionPromptIsRedacted(t *testing.T) {
+	t.Parallel()
+	secrets := secret.New()
+	secrets.Add("hunter2-hunter2-hunter2")
+	c := &console{hs: &harness{o: &options{}, env: Env{secrets: secrets}}, questions: make(chan answerReq), served: make(chan struct{})}
+	c.executing.Store(true)
+	got := make(chan string, 1)
+	go func() {
+		q := <-c.questions
+		got <- q.prompt
+		q.reply <- readResult{line: "typed"}
+	}()
+	line, err := c.answer(context.Background(), "  token hunter2-hunter2-hunter2 (text): ")
+	if err != nil || line != "typed" {
+		t.Fatalf("answer: %q, %v", line, err)
+	}
+	if p := <-got; strings.Contains(p, "hunter2") || !strings.Contains(p, "<redacted>") {
+		t.Fatalf("the prompt drawn: %q", p)
 	}
 }
