@@ -124,13 +124,31 @@ func (o *outcome) rewriteJSON(msg []byte) (out []byte, ok bool) {
 // that carries it), sets the HTTP status 2026-07-28 gives that error, and
 // is the request's own stream for relayed notifications (an SSE event
 // each; the first turns the response into a stream). Its lock orders
-// mcp-go's writes and the relay's.
+// mcp-go's writes and the relay's. mcp-go sets headers from two goroutines
+// of its own (its lock orders them) while the relay may be sending the
+// real ones: it is given a header map of its own (Header), copied to the
+// response's when it writes the header.
 type outcomeWriter struct {
 	http.ResponseWriter
-	o *outcome
+	o      *outcome
+	shadow http.Header // mcp-go's headers, until they are sent
 
 	mu          sync.Mutex
 	wroteHeader bool
+}
+
+// Header is mcp-go's header map: sent with the response's own when mcp-go
+// writes the header; ignored when a relayed notification wrote it first.
+func (w *outcomeWriter) Header() http.Header { return w.shadow }
+
+// sendHeaderLocked writes the header: mcp-go's, with status. w.mu is held.
+func (w *outcomeWriter) sendHeaderLocked(status int) {
+	h := w.ResponseWriter.Header()
+	for k, v := range w.shadow {
+		h[k] = v
+	}
+	w.ResponseWriter.WriteHeader(status)
+	w.wroteHeader = true
 }
 
 // newOutcomeWriter wraps w for the request whose outcome is o. A writer of
@@ -138,12 +156,12 @@ type outcomeWriter struct {
 // is a stream (Gateway.deliver), so that mcp-go writes the answer as an
 // SSE event too.
 func newOutcomeWriter(w http.ResponseWriter, o *outcome) *outcomeWriter {
-	ow := &outcomeWriter{ResponseWriter: w, o: o}
+	ow := &outcomeWriter{ResponseWriter: w, o: o, shadow: w.Header().Clone()}
 	o.stream = func(msg []byte) bool {
 		ow.mu.Lock()
 		defer ow.mu.Unlock()
 		if !ow.wroteHeader {
-			h := ow.Header()
+			h := ow.ResponseWriter.Header()
 			h.Set("Content-Type", "text/event-stream")
 			h.Set("Cache-Control", "no-cache")
 			ow.ResponseWriter.WriteHeader(http.StatusOK)
@@ -166,19 +184,20 @@ func (w *outcomeWriter) WriteHeader(status int) {
 	if w.wroteHeader {
 		return // a relayed notification made the answer a stream already
 	}
-	w.wroteHeader = true
-	if d := w.o.err.Load(); d != nil && strings.HasPrefix(w.Header().Get("Content-Type"), "application/json") && status == http.StatusOK {
+	if d := w.o.err.Load(); d != nil && strings.HasPrefix(w.shadow.Get("Content-Type"), "application/json") && status == http.StatusOK {
 		if d.Code == mcp.INVALID_PARAMS || d.Code == mcp.MISSING_REQUIRED_CLIENT_CAPABILITY {
 			status = http.StatusBadRequest
 		}
 	}
-	w.ResponseWriter.WriteHeader(status)
+	w.sendHeaderLocked(status)
 }
 
 func (w *outcomeWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.wroteHeader = true
+	if !w.wroteHeader {
+		w.sendHeaderLocked(http.StatusOK) // as net/http does at a first Write
+	}
 	if w.o.err.Load() == nil {
 		return w.ResponseWriter.Write(p)
 	}
