@@ -63,6 +63,7 @@ done <<'TARGETS'
 ./plugins/mcpclient FuzzMapResult
 ./internal/jsonrpc FuzzScanMessage
 ./cmd/mcp-demo FuzzEvaluate
+./plugins/agent FuzzRawString
 TARGETS
 
 step "benchmarks, once each"

@@ -9,9 +9,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-
 	"github.com/harness-go/harness/host/secret"
 	"github.com/harness-go/harness/internal/origin"
 	"github.com/harness-go/harness/plugins/tools"
@@ -29,7 +26,8 @@ type Agent struct {
 	backoff func(attempt int) time.Duration
 
 	transport *http.Transport // nil when the caller gave the client
-	chat      openai.ChatCompletionService
+	http      *http.Client
+	url       string            // baseURL/chat/completions
 	keep      func(string) bool // the tool filters; nil sends every tool
 	system    []byte            // the system message, encoded; nil without one
 }
@@ -78,23 +76,12 @@ func New(cfg Config, reg *tools.Registry, o Options) *Agent {
 			Content string `json:"content"`
 		}{"system", cfg.System})
 	}
-	hc := o.HTTPClient
-	if hc == nil {
+	a.http = o.HTTPClient
+	if a.http == nil {
 		a.transport = newTransport(cfg.requestTimeout())
-		hc = &http.Client{Transport: boundedErrors{a.transport}, CheckRedirect: origin.SameOnly("the API key is")}
+		a.http = &http.Client{Transport: boundedErrors{a.transport}, CheckRedirect: origin.SameOnly("the API key is")}
 	}
-	// The service alone, not openai.NewClient: the client would read
-	// OPENAI_API_KEY, OPENAI_BASE_URL and more from the environment, and
-	// send an OpenAI key to whatever endpoint this entry names.
-	opts := []option.RequestOption{
-		option.WithBaseURL(cfg.endpoint() + "/"),
-		option.WithHTTPClient(hc),
-		option.WithMaxRetries(0), // retries are ours: they also cover the stream
-	}
-	if cfg.APIKey != "" {
-		opts = append(opts, option.WithAPIKey(cfg.APIKey))
-	}
-	a.chat = openai.NewChatCompletionService(opts...)
+	a.url = cfg.endpoint() + "/chat/completions"
 	return a
 }
 

@@ -13,9 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/packages/ssestream"
-
 	"github.com/harness-go/harness/internal/safe"
 )
 
@@ -93,8 +90,8 @@ func (a *Agent) classify(ctx context.Context, err error) failure {
 	if errors.Is(err, ErrTooLarge) {
 		return failure{err: fmt.Errorf("%s: %w", entry, err)}
 	}
-	var apiErr *openai.Error
-	var streamErr *ssestream.StreamError
+	var apiErr *httpError
+	var streamErr *streamError
 	var cross *CrossOriginError
 	var netErr net.Error
 	switch {
@@ -123,11 +120,41 @@ func (a *Agent) classify(ctx context.Context, err error) failure {
 	return failure{err: fmt.Errorf("%s: %w: %s", entry, ErrBadStream, safe.Line(err.Error()))}
 }
 
+// httpError is a response with an error status (400 or more).
+type httpError struct {
+	status  int
+	message string // the body's error.message, or the body itself
+	header  http.Header
+}
+
+func (e *httpError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.status, e.message) }
+
+// newHTTPError reads an error response's body: OpenAI's shape,
+// {"error": {"message": …}}, or any other text.
+func newHTTPError(resp *http.Response, body []byte) *httpError {
+	e := &httpError{status: resp.StatusCode, header: resp.Header, message: string(body)}
+	var shaped struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &shaped) == nil {
+		e.message = shaped.Error.Message
+	}
+	return e
+}
+
+// streamError is an error the endpoint sent inside a stream: the data of
+// the event that carried it.
+type streamError struct{ data []byte }
+
+func (e *streamError) Error() string { return "the endpoint sent an error inside the stream" }
+
 // httpFailure classifies a response with an error status.
-func (a *Agent) httpFailure(entry string, e *openai.Error) failure {
-	status := e.StatusCode
+func (a *Agent) httpFailure(entry string, e *httpError) failure {
+	status := e.status
 	detail := fmt.Sprintf("HTTP %d", status)
-	if msg := a.clipMessage(e.Message); msg != "" {
+	if msg := a.clipMessage(e.message); msg != "" {
 		detail += ": " + msg
 	}
 	f := failure{}
@@ -139,9 +166,7 @@ func (a *Agent) httpFailure(entry string, e *openai.Error) failure {
 	case status == http.StatusTooManyRequests || status >= 500:
 		f.err = fmt.Errorf("%s: %w (%s)", entry, ErrUnavailable, detail)
 		f.retry = true
-		if e.Response != nil {
-			f.after = retryAfter(e.Response.Header.Get("Retry-After"))
-		}
+		f.after = retryAfter(e.header.Get("Retry-After"))
 	default:
 		f.err = fmt.Errorf("%s: %w (%s)", entry, ErrRefused, detail)
 	}
@@ -150,7 +175,7 @@ func (a *Agent) httpFailure(entry string, e *openai.Error) failure {
 
 // streamFailure classifies an error the endpoint sent inside a stream
 // (`data: {"error": …}`, some servers' way even for what would be a 401).
-func (a *Agent) streamFailure(entry string, e *ssestream.StreamError) failure {
+func (a *Agent) streamFailure(entry string, e *streamError) failure {
 	var body struct {
 		Error struct {
 			Message string `json:"message"`
@@ -158,12 +183,12 @@ func (a *Agent) streamFailure(entry string, e *ssestream.StreamError) failure {
 			Code    any    `json:"code"`
 		} `json:"error"`
 	}
-	_ = json.Unmarshal(e.Event.Data, &body)
+	_ = json.Unmarshal(e.data, &body)
 	code := strings.ToLower(fmt.Sprint(body.Error.Code))
 	kind := strings.ToLower(body.Error.Type)
 	detail := a.clipMessage(body.Error.Message)
 	if detail == "" {
-		detail = a.clipMessage(string(e.Event.Data))
+		detail = a.clipMessage(string(e.data))
 	}
 	if body.Error.Code != nil && code != "" {
 		detail += " (" + safe.Line(code) + ")"

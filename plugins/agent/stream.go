@@ -1,18 +1,17 @@
 package agent
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"slices"
 	"time"
 	"unicode/utf8"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/respjson"
-	"github.com/tidwall/gjson"
 )
 
 // What one model response may hold, assembled from its stream: a stream
@@ -62,17 +61,38 @@ func (a *Agent) streamOnce(ctx context.Context, body []byte, emit func(Event)) (
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	r := &reply{}
-	stream := a.chat.NewStreaming(ctx, openai.ChatCompletionNewParams{}, option.WithRequestBody("application/json", body))
-	defer stream.Close()
-	// The headers are in (or the request failed): from now on the stream
-	// may be silent for at most the idle timeout between two events.
+	resp, err := a.post(ctx, body)
+	if err != nil {
+		return r, err
+	}
+	defer resp.Body.Close()
+	// The headers are in: from now on the stream may be silent for at most
+	// the idle timeout between two events.
 	idle := a.cfg.idleTimeout()
 	timer := time.AfterFunc(idle, func() { cancel(errIdle) })
 	defer timer.Stop()
-	var tooLarge error
-	for tooLarge == nil && stream.Next() {
+	events := newEventReader(resp.Body)
+	var tooLarge, readErr error
+	for tooLarge == nil {
+		data, err := events.next()
+		if err != nil {
+			readErr = err
+			break
+		}
+		if data == nil || bytes.HasPrefix(data, doneEvent) {
+			break // the end of the stream
+		}
 		timer.Reset(idle)
-		tooLarge = r.absorb(stream.Current(), emit)
+		var c chunk
+		if err := json.Unmarshal(data, &c); err != nil {
+			readErr = fmt.Errorf("a stream event is not a chat completion chunk: %w", err)
+			break
+		}
+		if len(c.Error) > 0 && !bytes.Equal(c.Error, jsonNull) {
+			readErr = &streamError{data: data}
+			break
+		}
+		tooLarge = r.absorb(&c, emit)
 	}
 	r.flush(emit)
 	if tooLarge != nil {
@@ -81,8 +101,8 @@ func (a *Agent) streamOnce(ctx context.Context, body []byte, emit func(Event)) (
 	if cause := context.Cause(ctx); errors.Is(cause, errIdle) {
 		return r, errIdle
 	}
-	if err := stream.Err(); err != nil {
-		return r, err
+	if readErr != nil {
+		return r, readErr
 	}
 	switch r.finish {
 	case "":
@@ -93,43 +113,102 @@ func (a *Agent) streamOnce(ctx context.Context, body []byte, emit func(Event)) (
 	return r, nil
 }
 
+// post sends body to the endpoint's /chat/completions and returns the
+// response once its headers are in; a status of 400 or more is an
+// [*httpError], its body read (bounded) and closed.
+func (a *Agent) post(ctx context.Context, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	if a.cfg.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+a.cfg.APIKey)
+	}
+	resp, err := a.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode >= 400 {
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		return nil, newHTTPError(resp, b)
+	}
+	return resp, nil
+}
+
+// chunk is one event of a chat completion stream: the fields the loop
+// reads. Text fields keep their bytes as sent (see [rawString]).
+type chunk struct {
+	Choices []struct {
+		Index int `json:"index"`
+		Delta struct {
+			Content   rawString `json:"content"`
+			Reasoning rawString `json:"reasoning_content"` // DeepSeek's thinking
+			ToolCalls []struct {
+				Index    *int64 `json:"index"` // nil: the server numbers no call
+				ID       string `json:"id"`
+				Function struct {
+					Name      string    `json:"name"`
+					Arguments rawString `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     int64 `json:"prompt_tokens"`
+		CompletionTokens int64 `json:"completion_tokens"`
+		// DeepSeek says prompt_cache_hit_tokens; OpenAI cached_tokens.
+		PromptCacheHitTokens *int64 `json:"prompt_cache_hit_tokens"`
+		PromptTokensDetails  struct {
+			CachedTokens int64 `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
+	} `json:"usage"`
+	// Error, when not null, is an error the endpoint sent inside the stream.
+	Error json.RawMessage `json:"error"`
+}
+
+var (
+	doneEvent = []byte("[DONE]")
+	jsonNull  = []byte("null")
+)
+
 // absorb adds one chunk of the stream; an error (wrapping [ErrTooLarge])
 // when the response would hold more than its bounds allow.
-func (r *reply) absorb(chunk openai.ChatCompletionChunk, emit func(Event)) error {
-	if chunk.JSON.Usage.Valid() {
-		u := chunk.Usage
+func (r *reply) absorb(c *chunk, emit func(Event)) error {
+	if u := c.Usage; u != nil {
 		r.usage.PromptTokens, r.usage.CompletionTokens = u.PromptTokens, u.CompletionTokens
-		// DeepSeek says prompt_cache_hit_tokens; OpenAI cached_tokens.
-		if hit, ok := extra(u.JSON.ExtraFields, "prompt_cache_hit_tokens"); ok {
-			r.usage.CacheHitTokens = hit.Int()
+		if u.PromptCacheHitTokens != nil {
+			r.usage.CacheHitTokens = *u.PromptCacheHitTokens
 		} else {
 			r.usage.CacheHitTokens = u.PromptTokensDetails.CachedTokens
 		}
 	}
-	for _, choice := range chunk.Choices {
+	for i := range c.Choices {
+		choice := &c.Choices[i]
 		if choice.Index != 0 {
 			continue // n is always 1: another choice is not ours
 		}
-		d := choice.Delta
-		if rc, ok := extra(d.JSON.ExtraFields, "reasoning_content"); ok {
-			// gjson keeps the bytes as sent, a split character included.
-			if s := rc.String(); s != "" {
-				if err := r.textFits(len(s)); err != nil {
-					return err
-				}
-				r.reasoning = append(r.reasoning, s...)
-				r.sentReasoning = r.emitWhole(EventReasoning, r.reasoning, r.sentReasoning, emit)
+		d := &choice.Delta
+		if len(d.Reasoning) > 0 {
+			if err := r.textFits(len(d.Reasoning)); err != nil {
+				return err
 			}
+			r.reasoning = append(r.reasoning, d.Reasoning...)
+			r.sentReasoning = r.emitWhole(EventReasoning, r.reasoning, r.sentReasoning, emit)
 		}
-		if d.Content != "" {
+		if len(d.Content) > 0 {
 			if err := r.textFits(len(d.Content)); err != nil {
 				return err
 			}
 			r.content = append(r.content, d.Content...)
 			r.sentText = r.emitWhole(EventText, r.content, r.sentText, emit)
 		}
-		for _, tc := range d.ToolCalls {
-			if err := r.callDelta(tc); err != nil {
+		for j := range d.ToolCalls {
+			tc := &d.ToolCalls[j]
+			if err := r.callDelta(tc.Index, tc.ID, tc.Function.Name, tc.Function.Arguments); err != nil {
 				return err
 			}
 		}
@@ -147,18 +226,6 @@ func (r *reply) textFits(n int) error {
 		return fmt.Errorf("%w: its text and reasoning passed %d MiB, the most one response may carry", ErrTooLarge, MaxReplyTextBytes>>20)
 	}
 	return nil
-}
-
-// extra returns a field the library does not know (DeepSeek's), parsed,
-// when it is present and not null. (The library marks such fields as not
-// Valid: they were not decoded into a typed field.)
-func extra(fields map[string]respjson.Field, key string) (gjson.Result, bool) {
-	f, ok := fields[key]
-	if !ok {
-		return gjson.Result{}, false
-	}
-	v := gjson.Parse(f.Raw())
-	return v, v.Exists() && v.Type != gjson.Null
 }
 
 // emitWhole emits buf from sent up to its last complete character and
@@ -207,17 +274,17 @@ func (r *reply) flush(emit func(Event)) {
 // concatenate. A server that numbers no call (no index) starts a new call
 // with each new id. A delta that would take the calls past
 // MaxReplyCallBytes or MaxReplyToolCalls is an error.
-func (r *reply) callDelta(tc openai.ChatCompletionChunkChoiceDeltaToolCall) error {
-	index := tc.Index
-	if !tc.JSON.Index.Valid() {
-		switch last := len(r.calls) - 1; {
-		case last >= 0 && (tc.ID == "" || tc.ID == r.calls[last].id):
-			index = r.calls[last].index
-		default:
-			index = int64(len(r.calls))
-			for _, c := range r.calls {
-				index = max(index, c.index+1)
-			}
+func (r *reply) callDelta(numbered *int64, id, name string, args []byte) error {
+	var index int64
+	switch last := len(r.calls) - 1; {
+	case numbered != nil:
+		index = *numbered
+	case last >= 0 && (id == "" || id == r.calls[last].id):
+		index = r.calls[last].index
+	default:
+		index = int64(len(r.calls))
+		for _, c := range r.calls {
+			index = max(index, c.index+1)
 		}
 	}
 	var c *callBuf
@@ -235,24 +302,24 @@ func (r *reply) callDelta(tc openai.ChatCompletionChunkChoiceDeltaToolCall) erro
 		r.calls = append(r.calls, c)
 		slices.SortStableFunc(r.calls, func(a, b *callBuf) int { return cmp.Compare(a.index, b.index) })
 	}
-	n := len(tc.Function.Arguments)
+	n := len(args)
 	if c.id == "" {
-		n += len(tc.ID)
+		n += len(id)
 	}
 	if c.name == "" {
-		n += len(tc.Function.Name)
+		n += len(name)
 	}
 	if r.callBytes+n > MaxReplyCallBytes {
 		return fmt.Errorf("%w: its tool calls' arguments passed %d MiB, the most one response may carry", ErrTooLarge, MaxReplyCallBytes>>20)
 	}
 	r.callBytes += n
 	if c.id == "" {
-		c.id = tc.ID
+		c.id = id
 	}
 	if c.name == "" {
-		c.name = tc.Function.Name
+		c.name = name
 	}
-	c.args = append(c.args, tc.Function.Arguments...)
+	c.args = append(c.args, args...)
 	return nil
 }
 

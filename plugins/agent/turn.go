@@ -155,13 +155,8 @@ func (a *Agent) tooManyTools(n int) error {
 // exactly as the registry holds them.
 func (a *Agent) body(conv *Conversation, tools []byte, n int) []byte {
 	empty := a.cfg.sendsEmptyReasoning()
-	size := len(tools) + 256
-	for i := range conv.msgs {
-		size += len(conv.msgs[i].encode(empty)) + 1
-	}
-	b := bytes.NewBuffer(make([]byte, 0, size+len(a.system)))
-	// "stream" first: the library sets it again (sjson), and finds it at
-	// once instead of scanning the messages and tools for it.
+	size := len(tools) + 256 + a.messageBytes(conv)
+	b := bytes.NewBuffer(make([]byte, 0, size)) // one allocation: the body is sent as it is
 	b.WriteString(`{"stream":true,"stream_options":{"include_usage":true},"model":`)
 	b.Write(marshal(a.cfg.Model))
 	b.WriteString(`,"messages":[`)

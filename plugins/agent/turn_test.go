@@ -291,6 +291,11 @@ func TestRetries(t *testing.T) {
 		{"in-stream error, retryable", 5, []fakellm.Reply{fakellm.Stream(fakellm.StreamError("insufficient_system_resource", "busy")), fakellm.Say("ok")}, 2, nil, ""},
 		{"400 is not retried", 5, []fakellm.Reply{fakellm.Status(400, "Invalid Format")}, 1, agent.ErrRefused, "HTTP 400: Invalid Format"},
 		{"402 is not retried", 5, []fakellm.Reply{fakellm.Status(402, "Insufficient Balance")}, 1, agent.ErrRefused, "HTTP 402: Insufficient Balance"},
+		// A proxy's page, not OpenAI's JSON: the status decides, the text is
+		// the message.
+		{"an HTML 502 is retried", 1, []fakellm.Reply{{Status: 502, Body: "<html><body>502 Bad Gateway</body></html>"}, fakellm.Say("ok")}, 2, nil, ""},
+		{"an HTML 502 says so", 0, []fakellm.Reply{{Status: 502, Body: "<html><body>502 Bad Gateway</body></html>"}}, 1, agent.ErrUnavailable, "HTTP 502: <html><body>502 Bad Gateway</body></html>"},
+		{"an empty 503", 0, []fakellm.Reply{{Status: 503}}, 1, agent.ErrUnavailable, "(HTTP 503)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
