@@ -45,6 +45,11 @@ func (c *Context) Dir() string { return c.inst.spec.dir }
 // File returns the path of the cordis.yml the entry comes from, as given.
 func (c *Context) File() string { return c.inst.spec.file }
 
+// Unset returns the values of the entry's configuration that !!js left
+// out because the variables they read are not set (Field "config.apiKey",
+// Vars [DEEPSEEK_API_KEY]), so a plugin can say which variable to set.
+func (c *Context) Unset() []Unset { return c.inst.unset }
+
 // Service returns an injected service. Asking for a service the kind does not
 // list in Inject is an error: the host could not have waited for it.
 func (c *Context) Service(name string) (any, error) {

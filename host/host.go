@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"slices"
 	"sync"
 	"time"
@@ -93,6 +92,7 @@ type instance struct {
 	begun    int
 	applying bool
 	pred     *instance // for a successor: the instance it is to replace
+	unset    []Unset   // the !!js values left out of its configuration
 }
 
 type service struct {
@@ -139,11 +139,8 @@ func New(opts Options) *Host {
 func (h *Host) Secrets() *secret.Set { return h.secrets }
 
 // ProcessEnv is the environment !!js reads by default: the process's
-// variables and working directory.
-func ProcessEnv() jsexpr.Env {
-	cwd, _ := os.Getwd()
-	return jsexpr.Env{Lookup: os.LookupEnv, Cwd: cwd}
-}
+// variables, working directory and executable.
+func ProcessEnv() jsexpr.Env { return jsexpr.OSEnv() }
 
 // Provide makes a service available to every instance, for the life of the
 // host (the built-in services, such as tools). A name already provided — by

@@ -91,6 +91,7 @@ func (h *Host) apply(e *entry, pred *instance) {
 	for _, u := range r.unset {
 		log.Debug("a !!js value is undefined; its key is left out", "field", u.Field, "vars", u.Vars, "at", u.Pos.String())
 	}
+	inst.unset = r.unset
 
 	ctx := &Context{host: h, inst: inst}
 	if err := safeApply(plugin, ctx); err != nil {

@@ -151,6 +151,7 @@ func TestAskExitCodes(t *testing.T) {
 		return fakellm.Say("fine")
 	})
 	echo := "- id: echo\n  name: echo\n"
+	wantsKey := fakellm.Start(t, fakellm.Status(401, "Authentication Fails"))
 	for _, tc := range []struct {
 		name   string
 		config string
@@ -168,6 +169,8 @@ func TestAskExitCodes(t *testing.T) {
 		{"no key for DeepSeek", "- id: ds\n  name: agent\n  config:\n    apiKey: !!js process.env.DEEPSEEK_API_KEY\n", nil, []string{"ask", "hi"}, 2,
 			`agent entry "ds" has no API key: set DEEPSEEK_API_KEY (export DEEPSEEK_API_KEY=…) and run again`},
 		{"key refused", agentEntry("m", srv.URL, "apiKey: !!js process.env.K"), map[string]string{"K": "sk-wrong-key-123456"}, []string{"ask", "hi"}, 1, `agent entry "m": the API key was refused (HTTP 401`},
+		{"missing key refused", agentEntry("m", wantsKey.URL, "apiKey: !!js process.env.BAR_KEY"), nil, []string{"ask", "hi"}, 1,
+			`agent entry "m": the API key was refused: ` + wantsKey.URL + ` asks for an API key and apiKey reads BAR_KEY, which is not set (HTTP 401: Authentication Fails)`},
 		{"maxSteps", echo + agentEntry("m", srv.URL, "maxSteps: 2"), nil, []string{"ask", "loop"}, 1, "maxSteps"},
 		{"conversation too large", agentEntry("m", srv.URL, "maxConversationBytes: 1024"), nil, []string{"ask", strings.Repeat("word ", 300)}, 1,
 			`agent entry "m": the conversation is too large: the next request would carry 1.5 KiB of messages, more than maxConversationBytes (1.0 KiB)`},

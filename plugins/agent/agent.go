@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/harness-go/harness/host/secret"
@@ -29,6 +30,7 @@ type Agent struct {
 	http      *http.Client
 	url       string            // baseURL/chat/completions
 	keep      func(string) bool // the tool filters; nil sends every tool
+	keyVars   []string          // what apiKey reads, unset (Options.KeyVars)
 	system    []byte            // the system message, encoded; nil without one
 }
 
@@ -51,12 +53,16 @@ type Options struct {
 	// Backoff returns the wait before retry attempt (0-based). Default:
 	// 500 ms doubling to 10 s, with jitter.
 	Backoff func(attempt int) time.Duration
+	// KeyVars are the environment variables the entry's apiKey reads when
+	// they were not set (apiKey: !!js process.env.BAR_KEY without BAR_KEY),
+	// so a refusal for a missing key can name them.
+	KeyVars []string
 }
 
 // New returns an agent for cfg (validated by the caller) sending the tools
 // of reg. It opens no connection.
 func New(cfg Config, reg *tools.Registry, o Options) *Agent {
-	a := &Agent{id: o.ID, cfg: cfg, reg: reg, secrets: o.Secrets, log: o.Logger, life: o.Life, backoff: o.Backoff}
+	a := &Agent{id: o.ID, cfg: cfg, reg: reg, secrets: o.Secrets, log: o.Logger, life: o.Life, backoff: o.Backoff, keyVars: o.KeyVars}
 	if a.log == nil {
 		a.log = slog.Default()
 	}
@@ -130,6 +136,18 @@ func note(c *Config) string {
 		return fmt.Sprintf("model %q is deprecated (now %s)", c.Model, deprecatedModels[c.Model])
 	}
 	return ""
+}
+
+// noKey says why the entry has no key: which variables its apiKey reads,
+// unset, or that it has no apiKey.
+func (a *Agent) noKey() string {
+	switch len(a.keyVars) {
+	case 0:
+		return "the entry has no apiKey"
+	case 1:
+		return "apiKey reads " + a.keyVars[0] + ", which is not set"
+	}
+	return "apiKey reads " + strings.Join(a.keyVars, " and ") + ", which are not set"
 }
 
 // ErrNoKey is returned by a turn of an agent whose endpoint needs an API

@@ -160,7 +160,7 @@ func (a *Agent) httpFailure(entry string, e *httpError) failure {
 	f := failure{}
 	switch {
 	case (status == http.StatusUnauthorized || status == http.StatusForbidden) && a.cfg.APIKey == "":
-		f.err = fmt.Errorf("%s: %w: %s asks for an API key and the entry has none (%s)", entry, ErrKeyRefused, a.cfg.endpoint(), detail)
+		f.err = fmt.Errorf("%s: %w: %s asks for an API key and %s (%s)", entry, ErrKeyRefused, a.cfg.endpoint(), a.noKey(), detail)
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		f.err = fmt.Errorf("%s: %w (%s)", entry, ErrKeyRefused, detail)
 	case status == http.StatusTooManyRequests || status >= 500:

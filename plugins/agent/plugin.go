@@ -76,7 +76,13 @@ func (p *Plugin) Apply(ctx *host.Context) error {
 	if err != nil {
 		return err
 	}
-	a := New(p.Config, reg, Options{ID: ctx.ID(), Secrets: ctx.Secrets(), Logger: ctx.Logger(), Life: ctx.Context()})
+	var keyVars []string
+	for _, u := range ctx.Unset() {
+		if u.Field == "config.apiKey" {
+			keyVars = u.Vars
+		}
+	}
+	a := New(p.Config, reg, Options{ID: ctx.ID(), Secrets: ctx.Secrets(), Logger: ctx.Logger(), Life: ctx.Context(), KeyVars: keyVars})
 	if _, err := ctx.Defer("close idle connections", a.close); err != nil {
 		return err
 	}

@@ -44,7 +44,7 @@ func (a *Agent) Run(ctx context.Context, conv *Conversation, prompt string, emit
 		return u, err
 	}
 	if a.cfg.MissingKey() {
-		return fail(fmt.Errorf("agent entry %q: %w: %s needs one (set apiKey)", a.id, ErrNoKey, a.cfg.endpoint()))
+		return fail(fmt.Errorf("agent entry %q: %w: %s needs one and %s", a.id, ErrNoKey, a.cfg.endpoint(), a.noKey()))
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

@@ -367,7 +367,7 @@ func TestKeyRefused(t *testing.T) {
 		x := newFixture(t, nil, fakellm.Status(401, "no key"))
 		var conv agent.Conversation
 		o := x.turn(&conv, "hi")
-		if !errors.Is(o.err, agent.ErrKeyRefused) || !strings.Contains(o.err.Error(), "asks for an API key and the entry has none") {
+		if !errors.Is(o.err, agent.ErrKeyRefused) || !strings.Contains(o.err.Error(), "asks for an API key and the entry has no apiKey (HTTP 401: no key)") {
 			t.Fatalf("err = %v", o.err)
 		}
 	})
