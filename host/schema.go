@@ -44,7 +44,7 @@ func Schema() ([]byte, error) {
 	doc := map[string]any{
 		"$schema":     "https://json-schema.org/draft/2020-12/schema",
 		"title":       "cordis.yml",
-		"description": "The entries the harness runs. String values may carry the !!js tag: process.env.NAME, process.env['NAME'], 'string', `template ${…}`, a ?? b, a || b, process.cwd().",
+		"description": "The entries the harness runs. String values may carry the !!js tag: process.env.NAME, process.env['NAME'], 'string', `template ${…}`, a ?? b, a || b, process.cwd(), process.execPath.",
 		"type":        "array",
 		"items":       entry,
 	}

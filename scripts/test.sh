@@ -62,7 +62,7 @@ done <<'TARGETS'
 ./plugins/mcpclient FuzzPublicName
 ./plugins/mcpclient FuzzMapResult
 ./internal/jsonrpc FuzzScanMessage
-./cmd/mcp-demo FuzzEvaluate
+./internal/mcpdemo FuzzEvaluate
 ./plugins/agent FuzzRawString
 TARGETS
 

@@ -4,7 +4,8 @@
 // This package accepts only a
 // small, documented subset of JavaScript expressions, the part that
 // configuration files actually use: reading environment variables, the
-// working directory, and combining them with string literals.
+// working directory, the harness's own executable, and combining them with
+// string literals.
 //
 // # The subset
 //
@@ -21,8 +22,11 @@
 //     a raw CR or CR LF in a template reads as LF.
 //   - a ?? b: a, unless a is undefined.
 //   - a || b: a, unless a is undefined or the empty string.
-//   - parentheses, process.cwd(), and whitespace and line breaks between
-//     tokens wherever JavaScript allows them.
+//   - process.cwd(): the working directory, and process.execPath: the
+//     running harness's executable (the path of the binary `go run`
+//     built, for one), so an entry can start the harness itself.
+//   - parentheses, and whitespace and line breaks between tokens wherever
+//     JavaScript allows them.
 //
 // Chains of one operator (a ?? b ?? c) are fine; as in JavaScript, mixing
 // ?? and || needs parentheses: (a ?? b) || c. Parentheses and template
@@ -53,7 +57,8 @@
 //
 // A configuration file must not be able to run code in the host: no
 // require, no function calls other than process.cwd(), no access to
-// anything but the environment and the working directory. The subset is
+// anything but the environment, the working directory and the path of the
+// running executable. The subset is
 // parsed when the configuration is loaded, so a mistake is reported with its
 // line and column before anything is started. It is evaluated when the entry
 // is applied, not when parsed, against an explicit [Env], so a reload sees

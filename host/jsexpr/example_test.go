@@ -54,7 +54,7 @@ func ExampleParse() {
 	}
 	// Output:
 	// process.env.HOME <nil>
-	// 1:1: unsupported expression "require(...)"; supported: process.env.NAME, process.env['NAME'], 'string', `template ${…}`, a ?? b, a || b, process.cwd()
+	// 1:1: unsupported expression "require(...)"; supported: process.env.NAME, process.env['NAME'], 'string', `template ${…}`, a ?? b, a || b, process.cwd(), process.execPath
 	// line 1, column 19: unsupported operator "+"
 }
 

@@ -14,6 +14,8 @@ var fuzzSeeds = []string{
 	"process.env['a-b']",
 	`process.env["A"]`,
 	"process.cwd()",
+	"process.execPath",
+	"`${process.execPath} x`",
 	"'str\\n\\x41\\u{1F600}\\uD83D\\uDE00'",
 	`"dq \' \" \0 \b \f \v \\"`,
 	"`t ${process.env.A} ${`n ${'x'}`} \\` \\$ $ ${process.cwd()}`",
@@ -51,7 +53,8 @@ var fuzzEnv = Env{
 		}
 		return "", false
 	},
-	Cwd: "/cwd",
+	Cwd:      "/cwd",
+	ExecPath: "/exe",
 }
 
 func FuzzParse(f *testing.F) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"unicode"
@@ -13,19 +14,40 @@ import (
 type Env struct {
 	Lookup func(name string) (string, bool) // nil means: no variable is set
 	Cwd    string                           // the value of process.cwd(); empty makes process.cwd() fail with ErrNoCwd
+	// ExecPath is the value of process.execPath: the running program's
+	// executable (as Node's is node's). Empty makes process.execPath fail
+	// with ErrNoExecPath.
+	ExecPath string
 }
 
-// OSEnv returns an Env reading this process's environment (os.LookupEnv) and
-// working directory (os.Getwd). If the working directory cannot be
-// determined, Cwd is empty and process.cwd() fails with ErrNoCwd.
+// OSEnv returns an Env reading this process's environment (os.LookupEnv),
+// working directory (os.Getwd) and executable (os.Executable). What cannot
+// be determined is empty, and reading it fails (ErrNoCwd, ErrNoExecPath).
 func OSEnv() Env {
 	wd, _ := os.Getwd() // on error wd is "", reported by Eval as ErrNoCwd
-	return Env{Lookup: os.LookupEnv, Cwd: wd}
+	return Env{Lookup: os.LookupEnv, Cwd: wd, ExecPath: Executable()}
+}
+
+// Executable returns the running program's executable, symlinks resolved,
+// or "" when it cannot be determined.
+func Executable() string {
+	p, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		p = r
+	}
+	return p
 }
 
 // ErrNoCwd is returned by Eval when the expression calls process.cwd() and
 // Env.Cwd is empty.
 var ErrNoCwd = errors.New("process.cwd() is not available: no working directory given (Env.Cwd is empty)")
+
+// ErrNoExecPath is returned by Eval when the expression reads
+// process.execPath and Env.ExecPath is empty.
+var ErrNoExecPath = errors.New("process.execPath is not available: the program's executable could not be determined")
 
 // UnsetError is returned by Eval when an unset variable reaches a position
 // that needs a string: a template literal substitution.
@@ -116,6 +138,18 @@ func (cwdNode) eval(env *Env) (string, bool, string, error) {
 }
 
 func (cwdNode) format(b *strings.Builder) { b.WriteString("process.cwd()") }
+
+// execPathNode is process.execPath.
+type execPathNode struct{}
+
+func (execPathNode) eval(env *Env) (string, bool, string, error) {
+	if env.ExecPath == "" {
+		return "", false, "", ErrNoExecPath
+	}
+	return env.ExecPath, true, "", nil
+}
+
+func (execPathNode) format(b *strings.Builder) { b.WriteString("process.execPath") }
 
 // strLit is a string literal.
 type strLit struct{ val string }

@@ -16,7 +16,8 @@ func envOf(vars map[string]string) Env {
 			v, ok := vars[name]
 			return v, ok
 		},
-		Cwd: "/work",
+		Cwd:      "/work",
+		ExecPath: "/opt/bin/harness",
 	}
 }
 
@@ -55,6 +56,10 @@ func TestEval(t *testing.T) {
 		// process.cwd()
 		{"cwd", "process.cwd()", "/work", true},
 		{"cwd spaced", "process . cwd ( )", "/work", true},
+		// process.execPath
+		{"execPath", "process.execPath", "/opt/bin/harness", true},
+		{"execPath in template", "`${process.execPath} mcp-demo`", "/opt/bin/harness mcp-demo", true},
+		{"execPath fallback", "process.env.UNSET ?? process.execPath", "/opt/bin/harness", true},
 		// literals
 		{"single quoted", "'hello'", "hello", true},
 		{"double quoted", `"hello"`, "hello", true},
@@ -225,6 +230,8 @@ func TestEvalErrors(t *testing.T) {
 			ErrNoCwd.Error(), "", true},
 		{"cwd missing in chain", "process.env.X ?? process.cwd()", Env{},
 			ErrNoCwd.Error(), "", true},
+		{"execPath missing", "process.execPath", Env{},
+			ErrNoExecPath.Error(), "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -294,6 +301,8 @@ func TestSyntaxErrors(t *testing.T) {
 		{"process.cwd unclosed", "process.cwd(", 1, 13, `expected ")" to close "(" at 1:12, found end of input`},
 		{"process.cwd wrong closer", "process.cwd(]", 1, 13, `expected ")" to close "(" at 1:12, found "]"`},
 		{"process.cwd member", "process.cwd().length", 1, 14, `unsupported member access "."`},
+		{"process.execPath called", "process.execPath()", 1, 1, `process.execPath is not a function: write process.execPath`},
+		{"process.execPath member", "process.execPath.length", 1, 17, `unsupported member access "."`},
 		{"string method", "'a'.toUpperCase()", 1, 4, `unsupported member access "."`},
 		{"tagged template", "process.env.A`x`", 1, 14, `unsupported tagged template`},
 		{"plus", "process.env.A + 'b'", 1, 15, `unsupported operator "+"`},
@@ -440,7 +449,7 @@ func TestSyntaxErrorString(t *testing.T) {
 	t.Parallel()
 	_, err := Parse("require('fs')")
 	want := `1:1: unsupported expression "require(...)"; supported: process.env.NAME, process.env['NAME'], 'string', ` +
-		"`template ${…}`, a ?? b, a || b, process.cwd()"
+		"`template ${…}`, a ?? b, a || b, process.cwd(), process.execPath"
 	if err == nil || err.Error() != want {
 		t.Errorf("Parse error = %v\nwant %s", err, want)
 	}

@@ -13,7 +13,7 @@ import (
 const maxDepth = 64
 
 // Supported lists the supported forms; every SyntaxError message ends with it.
-const Supported = "process.env.NAME, process.env['NAME'], 'string', `template ${…}`, a ?? b, a || b, process.cwd()"
+const Supported = "process.env.NAME, process.env['NAME'], 'string', `template ${…}`, a ?? b, a || b, process.cwd(), process.execPath"
 
 // SyntaxError reports where src stops being the supported subset.
 type SyntaxError struct {
@@ -71,7 +71,7 @@ func Parse(src string) (*Expr, error) {
 //
 //	expr    = primary { "??" primary } | primary { "||" primary }
 //	primary = "(" expr ")" | string | template | process
-//	process = "process" "." ( "env" ( "." name | "[" string "]" ) | "cwd" "(" ")" )
+//	process = "process" "." ( "env" ( "." name | "[" string "]" ) | "cwd" "(" ")" | "execPath" )
 //	template = "`" text { "${" expr "}" text } "`"
 type parser struct {
 	s     scanner
@@ -246,6 +246,11 @@ func (p *parser) process() (node, *SyntaxError) {
 		return p.env(start)
 	case "cwd":
 		return p.cwd(start)
+	case "execPath":
+		if p.peekIs("(") {
+			return nil, p.s.errorf(start, "process.execPath is not a function: write process.execPath")
+		}
+		return execPathNode{}, p.advance()
 	}
 	name := "process." + p.tok.text
 	if p.peekIs("(") {

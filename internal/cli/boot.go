@@ -51,7 +51,7 @@ func newLogger(w io.Writer, o *options, secrets *secret.Set) *slog.Logger {
 
 func jsEnv(env Env) *jsexpr.Env {
 	cwd, _ := os.Getwd()
-	return &jsexpr.Env{Lookup: env.Lookup, Cwd: cwd}
+	return &jsexpr.Env{Lookup: env.Lookup, Cwd: cwd, ExecPath: jsexpr.Executable()}
 }
 
 // boot reads cordis.yml and creates the host, with nothing loaded yet: the

@@ -1,7 +1,8 @@
 package e2e
 
 // The bundled cordis.yml, as someone meets it on a fresh clone: offline,
-// no keys, `go run` compiling the demo server.
+// no keys, the demo server served by the harness binary itself
+// (process.execPath).
 
 import (
 	"path/filepath"

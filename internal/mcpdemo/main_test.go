@@ -1,4 +1,4 @@
-package main
+package mcpdemo
 
 import (
 	"bufio"
@@ -19,13 +19,12 @@ import (
 )
 
 // childEnv makes the test binary act as the mcp-demo command, so the tests
-// below can run the real main in a separate process.
+// below can run the real Main in a separate process.
 const childEnv = "MCP_DEMO_TEST_RUN_MAIN"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
-		main()
-		os.Exit(0)
+		os.Exit(Main())
 	}
 	os.Exit(m.Run())
 }
@@ -75,7 +74,7 @@ func TestRunServesUntilEOF(t *testing.T) {
 	var stderr bytes.Buffer
 	done := make(chan error, 1)
 	go func() {
-		done <- run(t.Context(), inR, outW, &stderr)
+		done <- Run(t.Context(), inR, outW, &stderr)
 		outW.Close()
 	}()
 	out := bufio.NewScanner(outR)
@@ -123,7 +122,7 @@ func TestRunStopsWhenCancelled(t *testing.T) {
 	defer inW.Close()
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, inR, io.Discard, io.Discard) }()
+	go func() { done <- Run(ctx, inR, io.Discard, io.Discard) }()
 	// Whether run is already reading or not yet, cancelling must end it.
 	cancel()
 	select {
@@ -138,7 +137,7 @@ func TestRunStopsWhenCancelled(t *testing.T) {
 
 func TestRunReportsReadErrors(t *testing.T) {
 	boom := errors.New("boom")
-	err := run(t.Context(), iotest.ErrReader(boom), io.Discard, io.Discard)
+	err := Run(t.Context(), iotest.ErrReader(boom), io.Discard, io.Discard)
 	if !errors.Is(err, boom) {
 		t.Errorf("run with failing stdin = %v, want %v", err, boom)
 	}

@@ -1,4 +1,4 @@
-package main
+package mcpdemo
 
 import (
 	"encoding/json"
