@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -59,5 +60,29 @@ func TestRenderConfig(t *testing.T) {
 	}
 	if _, err := host.ParseFile("cordis.yml", RenderConfig(nil, "")); err != nil {
 		t.Fatalf("no servers: %v", err)
+	}
+}
+
+func TestUntilLine(t *testing.T) {
+	r := strings.NewReader("clock  Tell the time.\necho  Echo.\nmcp__demo__base64  Encode.\nmcp__demo__calc  Calc.\n")
+	if _, ok := untilLine(r, time.Now(), func(l string) bool { return strings.HasPrefix(l, "mcp__demo__") }); !ok {
+		t.Fatal("the demo's line was not found")
+	}
+	if _, ok := untilLine(strings.NewReader("echo  Echo.\n"), time.Now(), func(l string) bool { return strings.HasPrefix(l, "mcp__demo__") }); ok {
+		t.Fatal("found a line that is not there")
+	}
+	var tl tail
+	tl.Write([]byte(strings.Repeat("a", 5000)))
+	tl.Write([]byte("end"))
+	if s := tl.String(); len(s) != 4096 || !strings.HasSuffix(s, "end") {
+		t.Fatalf("tail kept %d bytes", len(s))
+	}
+}
+
+// The cold start is left out of the quick suite, which the go test
+// benchmarks (and so CI) run: it compiles for minutes.
+func TestQuickSuiteLeavesOutTheColdStart(t *testing.T) {
+	if QuickSuite().Cold || !FullSuite().Cold {
+		t.Fatal("the quick suite runs the cold start, or the full one does not")
 	}
 }

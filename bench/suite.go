@@ -25,6 +25,10 @@ type SuiteOptions struct {
 	// Gateway sizes the gateway part: the TypeScript SDK client through
 	// harness serve and straight to the fixture (needs node).
 	Gateway CallOptions
+	// Cold runs the cold-start part ([RunCold]): minutes of compiling on
+	// both cores, so the quick suite (and with it the go test benchmarks,
+	// which CI runs) leaves it out.
+	Cold bool
 
 	// Node and NPMDir locate node and the pinned npm install holding the
 	// TypeScript SDK (internal/npmtest). Both empty: no TypeScript client.
@@ -35,7 +39,7 @@ type SuiteOptions struct {
 }
 
 // Parts are the parts of the suite, in the order they run.
-var Parts = []string{"calls", "reload", "startup", "memory", "registry", "soak", "agent", "gateway"}
+var Parts = []string{"calls", "reload", "startup", "memory", "registry", "soak", "agent", "gateway", "cold"}
 
 func (o SuiteOptions) runs(part string) bool {
 	return len(o.Parts) == 0 || slices.Contains(o.Parts, part)
@@ -55,11 +59,13 @@ func FullSuite() SuiteOptions {
 		SoakCycles:  1000,
 		SoakFile:    10,
 		Gateway:     CallOptions{Rounds: 10, Warmup: 1000, Seq: 1000, Callers: 16, ParN: 100},
+		Cold:        true,
 	}
 }
 
-// QuickSuite runs every part once at the smallest size: a check that the
-// suite works, not a measurement.
+// QuickSuite runs every part once at the smallest size, but the cold start
+// (which cannot be made small): a check that the suite works, not a
+// measurement.
 func QuickSuite() SuiteOptions {
 	return SuiteOptions{
 		Calls:       CallOptions{Rounds: 1, Warmup: 5, Seq: 20, Callers: 16, ParN: 2},
@@ -95,11 +101,12 @@ type Report struct {
 	Soak    *SoakResult
 	SoakErr error
 	Gateway []*CallResult // the TypeScript SDK client, direct and through the gateway
+	Cold    *ColdResult
 }
 
 // RunSuite runs every measurement of the suite in one process, in the
 // order of the issues: calls, reload, startup, memory, registry, soak,
-// agent.
+// agent, gateway, cold.
 // Progress lines go to progress (may be nil).
 func RunSuite(ctx context.Context, bins *Binaries, o SuiteOptions, progress func(string)) (*Report, error) {
 	say := func(s string) {
@@ -202,6 +209,11 @@ func RunSuite(ctx context.Context, bins *Binaries, o SuiteOptions, progress func
 			c.Close()
 		}
 		if err != nil {
+			return nil, err
+		}
+	}
+	if o.runs("cold") && o.Cold {
+		if rep.Cold, err = RunCold(ctx, bins.Root, dir("cold"), say); err != nil {
 			return nil, err
 		}
 	}
