@@ -29,6 +29,10 @@ type ColdResult struct {
 	// /tools typed, on a fresh clone with an empty build cache and an empty
 	// module cache: from the start to the demo's tools listed.
 	FirstRun time.Duration
+	// FirstRunCPU is the CPU time the first run took, go run's compiles
+	// included (user and system): on idle cores, the wall time's floor is
+	// this divided by the cores.
+	FirstRunCPU time.Duration
 	// Modules is how the first run got its modules (see [RunCold]).
 	Modules string
 }
@@ -105,14 +109,16 @@ func RunCold(ctx context.Context, root, dir string, progress func(string)) (*Col
 		"GOFLAGS=-modcacherw", // so that the module cache can be removed
 		"GOTOOLCHAIN=local",
 	}
-	res.FirstRun, err = firstRun(ctx, clone, env, 10*time.Minute)
+	res.FirstRun, res.FirstRunCPU, err = firstRun(ctx, clone, env, 10*time.Minute)
 	return res, err
 }
 
 // firstRun runs the README's run command in dir, types /tools and returns
-// the time until the demo's first tool is listed; then it ends the console
-// (EOF) and waits for it, bounded by within.
-func firstRun(ctx context.Context, dir string, env []string, within time.Duration) (time.Duration, error) {
+// the time until the demo's first tool is listed, and the CPU time of the
+// whole run (the go command and what it waited for: compiles, the
+// harness); then it ends the console (EOF) and waits for it, bounded by
+// within.
+func firstRun(ctx context.Context, dir string, env []string, within time.Duration) (time.Duration, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", "run", "./cmd/harness")
@@ -121,17 +127,17 @@ func firstRun(ctx context.Context, dir string, env []string, within time.Duratio
 	cmd.WaitDelay = 10 * time.Second
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	var stderr tail
 	cmd.Stderr = &stderr
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	// The console reads its first command once every entry settled.
 	_, _ = io.WriteString(stdin, "/tools\n")
@@ -139,15 +145,19 @@ func firstRun(ctx context.Context, dir string, env []string, within time.Duratio
 	stdin.Close()
 	go io.Copy(io.Discard, stdout)
 	werr := cmd.Wait()
+	var cpu time.Duration
+	if ps := cmd.ProcessState; ps != nil {
+		cpu = ps.UserTime() + ps.SystemTime() // wait4's: its children's too
+	}
 	switch {
 	case !found && ctx.Err() != nil:
-		return 0, fmt.Errorf("go run ./cmd/harness listed no demo tool within %s\n%s", within, stderr.String())
+		return 0, 0, fmt.Errorf("go run ./cmd/harness listed no demo tool within %s\n%s", within, stderr.String())
 	case !found:
-		return 0, fmt.Errorf("go run ./cmd/harness ended (%v) without listing a demo tool\n%s", werr, stderr.String())
+		return 0, 0, fmt.Errorf("go run ./cmd/harness ended (%v) without listing a demo tool\n%s", werr, stderr.String())
 	case werr != nil:
-		return d, fmt.Errorf("go run ./cmd/harness, after listing the tools: %v\n%s", werr, stderr.String())
+		return d, cpu, fmt.Errorf("go run ./cmd/harness, after listing the tools: %v\n%s", werr, stderr.String())
 	}
-	return d, nil
+	return d, cpu, nil
 }
 
 // untilLine reads lines until match accepts one and returns the time since

@@ -275,6 +275,7 @@ func (r *Report) WriteTable(w io.Writer) {
 		fmt.Fprintf(tw, "go build of mcp-go's client and server packages\t%.1f s\t\n", sec(c.MCPGo))
 		fmt.Fprintf(tw, "ratio\t%.2f\t\n", c.Ratio())
 		fmt.Fprintf(tw, "fresh clone, empty build and module caches: go run ./cmd/harness, /tools → the demo's tools listed\t%.1f s\t\n", sec(c.FirstRun))
+		fmt.Fprintf(tw, "  its CPU time (compiles included) / %d cores: the wall time on idle cores at best\t%.1f s\t\n", r.Machine.Cores, sec(c.FirstRunCPU)/float64(max(1, r.Machine.Cores)))
 		tw.Flush()
 		fmt.Fprintf(w, "   modules: %s\n", c.Modules)
 	}
