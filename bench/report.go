@@ -121,7 +121,11 @@ func (r *Report) Targets() []Target {
 		if r.SoakErr != nil {
 			t.Measured = "no"
 		}
-		out = append(out, t)
+		g := r.Soak.HeapGrowth()
+		out = append(out, t, Target{
+			Name:     fmt.Sprintf("leak soak: live heap growth between cycles %d and %d", r.Soak.HeapFromCycle, r.Soak.Cycles),
+			Measured: kib(g), Limit: "≤ " + kib(MaxSoakHeapGrowth), Met: g <= MaxSoakHeapGrowth,
+		})
 	}
 	return out
 }
@@ -221,6 +225,8 @@ func (r *Report) WriteTable(w io.Writer) {
 			s.Cycles, s.FileCycles, s.Servers, s.Duration.Round(100*time.Millisecond))
 		fmt.Fprintf(w, "   harness up, entry ready: %s before, %s after\n", s.Baseline, s.After)
 		fmt.Fprintf(w, "   harness closed: %s before it started, %s after\n", s.Before, s.Closed)
+		fmt.Fprintf(w, "   live heap after a collection: %s at cycle %d, %s at cycle %d (%+.1f KiB)\n",
+			kib(int64(s.HeapFrom)), s.HeapFromCycle, kib(int64(s.HeapTo)), s.Cycles, float64(s.HeapGrowth())/(1<<10))
 		if r.SoakErr != nil {
 			fmt.Fprintf(w, "   LEAK: %v\n", r.SoakErr)
 		}

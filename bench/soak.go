@@ -99,6 +99,32 @@ type SoakResult struct {
 	// Before is the process before the harness started; Closed after it
 	// closed.
 	Before, Closed Resources
+	// HeapFrom and HeapTo are the live heap (bytes in use right after a
+	// collection) at cycles HeapFromCycle and Cycles, each taken once the
+	// replaced instances were gone. A reload that leaves anything behind
+	// (an instance that keeps the one it replaced) makes it grow.
+	HeapFromCycle    int
+	HeapFrom, HeapTo uint64
+}
+
+// HeapGrowth is the live heap's growth between HeapFromCycle and Cycles.
+func (r *SoakResult) HeapGrowth() int64 { return int64(r.HeapTo) - int64(r.HeapFrom) }
+
+// MaxSoakHeapGrowth is the growth of the live heap between the soak's
+// cycles 100 and 1000 that counts as a leak (docs/RELIABILITY.md, row 12c):
+// one replaced instance kept costs more than that in 10 cycles.
+const MaxSoakHeapGrowth = 64 << 10
+
+// heapFromCycle is the cycle of the soak's first heap measurement: by then
+// every cache of the process has warmed up.
+const heapFromCycle = 100
+
+// liveHeap collects garbage and returns the bytes of heap still in use.
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }
 
 // Soak reloads one mcp-client entry cycles times — through host.Load
@@ -106,7 +132,10 @@ type SoakResult struct {
 // write that the watcher picks up — then checks that goroutines, open
 // files and child processes are back to their baseline, and back to what
 // they were before the harness once it closes. Every server process
-// started must be gone.
+// started must be gone, and the live heap may not grow by more than
+// [MaxSoakHeapGrowth] between cycle 100 (or the last, if fewer) and the
+// last. log must not keep what it is given: a logger that holds every
+// record grows the heap it measures.
 func Soak(ctx context.Context, bins *Binaries, dir string, cycles, fileEvery int, log *slog.Logger, progress func(string)) (*SoakResult, error) {
 	res := &SoakResult{Cycles: cycles, Before: Measure()}
 	ignore := goleak.IgnoreCurrent()
@@ -132,8 +161,28 @@ func Soak(ctx context.Context, bins *Binaries, dir string, cycles, fileEvery int
 			for range sub.C { // keep the queue short; the events are not needed
 			}
 		}()
-		pids := []int{serverPID(b.Host)}
+		// Allocated once: a slice that grows with the cycles would be
+		// counted as the leak the heap measurement looks for.
+		pids := make([]int, 1, cycles+1)
+		pids[0] = serverPID(b.Host)
 		res.Baseline = Measure()
+		res.HeapFromCycle = min(heapFromCycle, cycles)
+		// quiet waits until the replaced instances are gone (their
+		// goroutines and descriptors with them), so that both heap
+		// measurements see the same set of live objects.
+		quiet := func(i int) (uint64, error) {
+			err := eventually(10*time.Second, func() error {
+				now := Measure()
+				return errors.Join(
+					same("goroutines", now.Goroutines, res.Baseline.Goroutines),
+					same("open fds", now.FDs, res.Baseline.FDs),
+				)
+			})
+			if err != nil {
+				return 0, fmt.Errorf("cycle %d: the replaced instance did not go: %w", i, err)
+			}
+			return liveHeap(), nil
+		}
 
 		for i := 1; i <= cycles; i++ {
 			if progress != nil && i%100 == 0 {
@@ -171,8 +220,22 @@ func Soak(ctx context.Context, bins *Binaries, dir string, cycles, fileEvery int
 				return fmt.Errorf("cycle %d: %w", i, err)
 			}
 			pids = append(pids, serverPID(b.Host))
+			if i == res.HeapFromCycle {
+				if res.HeapFrom, err = quiet(i); err != nil {
+					return err
+				}
+			}
+			if i == cycles {
+				if res.HeapTo, err = quiet(i); err != nil {
+					return err
+				}
+			}
 		}
 		res.Servers = len(pids)
+		if g := res.HeapGrowth(); g > MaxSoakHeapGrowth {
+			return fmt.Errorf("leak: the live heap grew by %s between cycles %d and %d (%s to %s; bound %s): a reload keeps something of what it replaced",
+				kib(g), res.HeapFromCycle, cycles, kib(int64(res.HeapFrom)), kib(int64(res.HeapTo)), kib(MaxSoakHeapGrowth))
+		}
 
 		current := pids[len(pids)-1]
 		err = eventually(10*time.Second, func() error {
@@ -246,3 +309,5 @@ func serverPID(h *host.Host) int {
 	}
 	return 0
 }
+
+func kib(n int64) string { return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10)) }

@@ -147,9 +147,14 @@ func (c *Context) Reconnecting(err error) {
 
 // Predecessor returns the plugin of the instance this one is to replace
 // (make before break, see [Kind.MakeBeforeBreak]), or nil for a fresh
-// start. It does not change during the instance's life; the predecessor may
-// be disposed at any moment (it failed, or this instance took over).
+// start. It is the same until this instance takes over, and nil from
+// then on (the host lets go of the replaced instance, so that it can be
+// collected); the predecessor may be disposed at any moment (it failed, or
+// this instance took over).
 func (c *Context) Predecessor() Plugin {
+	h := c.host
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	if p := c.inst.pred; p != nil {
 		return p.plugin
 	}

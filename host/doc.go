@@ -55,7 +55,9 @@
 //     the entry keeps its state, marked reloading and not settled. When the
 //     successor is ready, the host calls its [Successor.TakeOver] on its own
 //     goroutine, and the successor moves the predecessor's registrations to
-//     itself in one step; from then on it serves. The predecessor retires:
+//     itself in one step; from then on it serves, and it keeps no pointer to
+//     the predecessor (a chain of replaced instances would grow with every
+//     edit). The predecessor retires:
 //     it takes no new work, finishes what was routed to it ([Drainer],
 //     bounded by each call's own timeout), and is disposed, off the host's
 //     goroutine. If the successor fails, it is disposed, the predecessor

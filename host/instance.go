@@ -175,6 +175,7 @@ func (h *Host) promote(e *entry) {
 	}
 	h.mu.Lock()
 	e.inst, e.next, e.last, e.note = next, nil, next.plugin, nil
+	next.pred = nil // else every instance holds the one it replaced, back to boot
 	h.mu.Unlock()
 	h.setState(e, Ready, nil, nil)
 	if prev != nil {

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/plugins/tools"
@@ -408,6 +410,52 @@ func TestMakeBeforeBreakNeverLacksTheTools(t *testing.T) {
 	defer mu.Unlock()
 	if lacked > 0 {
 		t.Fatalf("the registry lacked t_a %d times", lacked)
+	}
+}
+
+// A replaced instance is garbage once it is disposed: the one that took
+// over keeps no pointer to it (each kept its predecessor, so every edit
+// kept everything since boot alive, 80–150 KiB a reload for mcp-client).
+func TestReplacedInstancesAreCollected(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	var replaced []weak.Pointer[relay]
+	for i := range 4 {
+		label := fmt.Sprintf("v%d", i)
+		fx.mustLoad(relayEntry("a", label, ""))
+		fx.waitState("a", host.Ready)
+		if i == 0 {
+			continue
+		}
+		fx.waitFor(fmt.Sprintf("a dispose v%d", i-1))
+		key := fmt.Sprintf("a/v%d", i-1)
+		fx.rec.mu.Lock()
+		replaced = append(replaced, weak.Make(fx.rec.relays[key]))
+		delete(fx.rec.relays, key) // the test's own pointer
+		fx.rec.mu.Unlock()
+	}
+	if got := fx.call("t_a"); got != "v3" {
+		t.Fatalf("t_a answered %q, want v3", got)
+	}
+	// The goroutine that retired an instance holds it until it returns,
+	// just after the disposal the recorder saw; nothing reports that
+	// return, so collect until it happened, within a bound.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		runtime.GC()
+		var kept []string
+		for i, w := range replaced {
+			if w.Value() != nil {
+				kept = append(kept, fmt.Sprintf("v%d", i))
+			}
+		}
+		if len(kept) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%v still reachable 10 s after the instance that replaced each was ready and they were disposed", kept)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
