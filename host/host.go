@@ -217,7 +217,14 @@ func (h *Host) do(ctx context.Context, fn func() error) error {
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	case <-h.opsDone:
-		return ErrClosed
+		// The host's goroutine sends an operation's result before it can
+		// end: an operation that ran (Close itself) reports what it did.
+		select {
+		case err := <-result:
+			return err
+		default:
+			return ErrClosed
+		}
 	}
 }
 
