@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -14,6 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/harness-go/harness/host/conffile"
 	"github.com/harness-go/harness/host/jsexpr"
 )
 
@@ -151,9 +151,10 @@ func (e *LoadError) Error() string {
 }
 
 // ReadFile reads and parses a cordis.yml. The error, when the file is read but
-// does not parse, is a *LoadError.
+// does not parse, is a *LoadError. The file is read by [conffile.Read]: a
+// named pipe, a device or a file over 4 MiB is refused, never waited for.
 func ReadFile(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := conffile.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}

@@ -9,12 +9,13 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/harness-go/harness/host/conffile"
 )
 
 // ErrUnchanged is returned by [Host.LoadFile] when the file's content is the
@@ -24,10 +25,35 @@ var ErrUnchanged = errors.New("configuration unchanged")
 // LoadFile reads, parses and loads a cordis.yml (see [Host.Load]). Unless
 // force is set, a file whose content hash equals the running configuration's
 // is skipped with [ErrUnchanged]. A file that cannot be read or parsed
-// changes nothing and is reported as a ReloadRejected event.
+// changes nothing and is reported as a ReloadRejected event. The file is
+// read by [conffile.Read] (a named pipe, a device or a file over 4 MiB is
+// refused), and the read gives up when ctx ends.
 func (h *Host) LoadFile(ctx context.Context, path string, force bool) (*Plan, error) {
-	data, err := os.ReadFile(path)
+	data, err := readConfig(ctx, path)
 	return h.loadData(ctx, path, data, err, force)
+}
+
+// readConfig reads a configuration file, or gives up when ctx ends. The
+// read itself cannot wait for a writer (conffile opens without blocking),
+// but a file system can (a network mount that stopped answering): then
+// the read goes on in the background and the caller, a shutdown say, does
+// not wait for it.
+func readConfig(ctx context.Context, path string) ([]byte, error) {
+	type read struct {
+		data []byte
+		err  error
+	}
+	done := make(chan read, 1)
+	go func() {
+		data, err := conffile.Read(path)
+		done <- read{data, err}
+	}()
+	select {
+	case r := <-done:
+		return r.data, r.err
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
 }
 
 func (h *Host) loadData(ctx context.Context, path string, data []byte, readErr error, force bool) (*Plan, error) {
@@ -271,7 +297,10 @@ func (w *Watcher) loop(ctx context.Context, changes <-chan struct{}) {
 // reload reads the file and loads it. A patient reload leaves a missing or
 // empty file for later and reports that it did.
 func (w *Watcher) reload(ctx context.Context, force, patient bool) (later bool) {
-	data, err := os.ReadFile(w.path)
+	data, err := readConfig(ctx, w.path)
+	if ctx.Err() != nil {
+		return false // shutting down: nothing to load
+	}
 	if patient && saveInProgress(data, err) {
 		return true
 	}

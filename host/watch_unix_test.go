@@ -188,3 +188,76 @@ func TestWatcherHelperProcess(t *testing.T) {
 		}
 	}
 }
+
+// cordis.yml replaced by a named pipe, a link to /dev/zero, and a file over
+// 4 MiB: each is refused with what it is (the pipe blocked the watcher in
+// open(2) for ever, so that no edit applied again and shutdown waited for
+// it; /dev/zero filled the memory). The running entry stays, the next real
+// file applies, and the watcher stops at once when asked.
+func TestWatcherRefusesWhatIsNotAConfigurationFile(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	path := filepath.Join(fx.dir, "cordis.yml")
+	loadFrom(t, fx, path, labelFile("v0"))
+	sub := fx.h.Subscribe()
+	defer sub.Close()
+	w := host.NewWatcher(fx.h, path, host.WatcherOptions{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	w.Reload()
+	waitFor(t, sub, "the forced reload", func(ev host.Event) bool { return ev.Type == host.Reloaded })
+
+	replace := func(make func(tmp string) error) {
+		t.Helper()
+		tmp := filepath.Join(fx.dir, ".cordis.yml.tmp")
+		if err := make(tmp); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, tc := range []struct {
+		what string
+		make func(tmp string) error
+		want string
+	}{
+		{"a named pipe", func(tmp string) error { return syscall.Mkfifo(tmp, 0o644) }, "it is a named pipe (FIFO)"},
+		{"a link to /dev/zero", func(tmp string) error { return os.Symlink("/dev/zero", tmp) }, "it is a character device"},
+		{"a file over 4 MiB", func(tmp string) error {
+			return os.WriteFile(tmp, []byte(labelFile("big")+"#"+strings.Repeat("x", 4<<20)+"\n"), 0o644)
+		}, "a configuration file may hold at most 4 MiB"},
+	} {
+		replace(tc.make)
+		ev := waitFor(t, sub, "the refusal of "+tc.what, func(ev host.Event) bool {
+			return ev.Type == host.ReloadRejected || ev.Type == host.Reloaded
+		})
+		if ev.Type != host.ReloadRejected || !strings.Contains(ev.Err.Error(), tc.want) {
+			t.Fatalf("%s: event %v, %v; want a refusal saying %q", tc.what, ev.Type, ev.Err, tc.want)
+		}
+		if got, want := fx.rec.instance("a").Label, fmt.Sprintf("v%d", i); got != want {
+			t.Fatalf("after %s, the entry runs %q, want %q still", tc.what, got, want)
+		}
+		// A regular file again: it applies.
+		label := fmt.Sprintf("v%d", i+1)
+		replace(func(tmp string) error { return os.WriteFile(tmp, []byte(labelFile(label)), 0o644) })
+		waitFor(t, sub, "the reload of "+label, fx.applied(label))
+	}
+
+	// A pipe once more, and a forced reload while it is there: the watcher
+	// neither hangs nor stays behind when it is stopped.
+	replace(func(tmp string) error { return syscall.Mkfifo(tmp, 0o644) })
+	waitFor(t, sub, "the refusal", func(ev host.Event) bool { return ev.Type == host.ReloadRejected })
+	w.Reload()
+	waitFor(t, sub, "the forced refusal", func(ev host.Event) bool { return ev.Type == host.ReloadRejected })
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the watcher did not stop within 5 s of its context's end")
+	}
+}
