@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -43,7 +44,29 @@ type HTTPOptions struct {
 	AllowHosts []string
 	// MaxBodyBytes bounds a request body; default MaxMessageBytes.
 	MaxBodyBytes int64
+	// BodyTimeout bounds the time a request body takes to arrive once its
+	// headers did; default DefaultBodyTimeout.
+	BodyTimeout time.Duration
+	// IdleTimeout closes a kept-alive connection without a request for
+	// that long (ListenHTTP); default DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// MaxSessions and SessionIdle bound the sessions (sessions.go);
+	// defaults DefaultMaxSessions and DefaultSessionIdle.
+	MaxSessions int
+	SessionIdle time.Duration
 }
+
+// The HTTP gateway's time bounds (docs/RELIABILITY.md, row 13a).
+const (
+	// DefaultBodyTimeout: a request body must arrive within 30 s of its
+	// headers (16 MiB at 4.5 Mbit/s).
+	DefaultBodyTimeout = 30 * time.Second
+	// DefaultIdleTimeout: a kept-alive connection without a request is
+	// closed after 2 minutes.
+	DefaultIdleTimeout = 2 * time.Minute
+	// headerTimeout: the request line and headers must arrive within 10 s.
+	headerTimeout = 10 * time.Second
+)
 
 // HTTPHandler serves the gateway over Streamable HTTP at [Path]. Before a
 // request reaches mcp-go it checks, in order: the path; the Host header
@@ -56,10 +79,21 @@ func (g *Gateway) HTTPHandler(o HTTPOptions) *HTTPHandler {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = MaxMessageBytes
 	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = DefaultBodyTimeout
+	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = DefaultMaxSessions
+	}
+	if o.SessionIdle <= 0 {
+		o.SessionIdle = DefaultSessionIdle
+	}
 	h := &HTTPHandler{g: g, opts: o}
 	h.SetToken(o.Token)
+	h.sessions = newSessionTable(o.MaxSessions, o.SessionIdle, h.dropSession)
 	h.mcp = server.NewStreamableHTTPServer(g.mcp,
 		server.WithEndpointPath(Path),
+		server.WithSessionIdManager(h.sessions),
 		// Host checks are ours (they also know --allow-host).
 		server.WithDisableLocalhostProtection(true),
 		server.WithStreamableHTTPLogger(slog.New(debuglog.Handler(g.log.Handler()))),
@@ -72,10 +106,11 @@ func (g *Gateway) HTTPHandler(o HTTPOptions) *HTTPHandler {
 
 // HTTPHandler is the gateway's http.Handler. See [Gateway.HTTPHandler].
 type HTTPHandler struct {
-	g     *Gateway
-	opts  HTTPOptions
-	mcp   *server.StreamableHTTPServer
-	token atomic.Pointer[[32]byte] // SHA-256 of the token; nil: none required
+	g        *Gateway
+	opts     HTTPOptions
+	mcp      *server.StreamableHTTPServer
+	token    atomic.Pointer[[32]byte] // SHA-256 of the token; nil: none required
+	sessions *sessionTable
 }
 
 // SetToken changes the required token while the handler serves ("" for
@@ -91,7 +126,10 @@ func (h *HTTPHandler) SetToken(token string) {
 
 // Shutdown ends every session (their GET streams return) so that the HTTP
 // server can stop.
-func (h *HTTPHandler) Shutdown(ctx context.Context) error { return h.mcp.Shutdown(ctx) }
+func (h *HTTPHandler) Shutdown(ctx context.Context) error {
+	h.sessions.close()
+	return h.mcp.Shutdown(ctx)
+}
 
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != Path {
@@ -123,14 +161,16 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusLoopDetected, err.Error())
 		return
 	}
+	var body []byte
 	if r.Body != nil && r.Method == http.MethodPost {
 		if r.ContentLength > h.opts.MaxBodyBytes {
 			refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is %d bytes; the most accepted is %d", r.ContentLength, h.opts.MaxBodyBytes))
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, h.opts.MaxBodyBytes+1))
-		if err != nil {
-			refuse(w, http.StatusBadRequest, "reading the request body: "+err.Error())
+		var status int
+		var err error
+		if body, status, err = h.readBody(w, r); err != nil {
+			refuse(w, status, "reading the request body: "+err.Error())
 			return
 		}
 		if int64(len(body)) > h.opts.MaxBodyBytes {
@@ -149,12 +189,41 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ctx, o := withOutcome(r.Context())
 		r, w = r.WithContext(ctx), newOutcomeWriter(w, o)
 	}
+	done, ok := h.admit(w, r, body)
+	if !ok {
+		return
+	}
+	defer done()
 	h.mcp.ServeHTTP(w, r)
 }
 
+// readBody reads a POST's body, bounded in size and in time: a client that
+// drips it holds a connection and a goroutine, and past BodyTimeout it is
+// refused (408). The read deadline is lifted afterwards, or the server's
+// own read would end the request's context mid-call.
+func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, error) {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(h.opts.BodyTimeout)) // unsupported by a test's recorder
+	body, err := io.ReadAll(io.LimitReader(r.Body, h.opts.MaxBodyBytes+1))
+	_ = rc.SetReadDeadline(time.Time{})
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return nil, http.StatusRequestTimeout, fmt.Errorf("it did not arrive within %s", h.opts.BodyTimeout)
+	case err != nil:
+		return nil, http.StatusBadRequest, err
+	}
+	return body, 0, nil
+}
+
 // refuse answers an HTTP error whose body is a JSON-RPC error: what MCP
-// clients show of a failed request.
+// clients show of a failed request. The connection closes after it, and
+// what is left of the request body is not waited for: net/http would read
+// it (up to 256 KiB) before it reuses the connection, so a client without
+// credentials that drips a body would hold the connection, and the
+// response, as long as it likes.
 func refuse(w http.ResponseWriter, status int, msg string) {
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now()) // unsupported by a test's recorder
+	w.Header().Set("Connection", "close")
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	b, _ := json.Marshal(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.INVALID_REQUEST, msg, nil))
@@ -270,7 +339,13 @@ type HTTPServer struct {
 	h   *HTTPHandler
 	srv *http.Server
 	ln  net.Listener
+	// cancel ends the context of every request (Close): a call in flight
+	// is cancelled, and its server told, instead of being waited for.
+	cancel context.CancelCauseFunc
 }
+
+// errClosing is why Close cancels the requests in flight.
+var errClosing = errors.New("the gateway is shutting down")
 
 // ListenHTTP checks addr ([CheckListen]) and listens on it; serve with
 // [HTTPServer.Serve]. o.Bind is set from the listener.
@@ -284,13 +359,20 @@ func (g *Gateway) ListenHTTP(addr string, o HTTPOptions) (*HTTPServer, error) {
 	}
 	o.Bind = ln.Addr()
 	h := g.HTTPHandler(o)
+	idle := o.IdleTimeout
+	if idle <= 0 {
+		idle = DefaultIdleTimeout
+	}
+	base, cancel := context.WithCancelCause(context.Background())
 	srv := &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ReadHeaderTimeout: headerTimeout,
+		IdleTimeout:       idle,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(debuglog.Handler(g.log.Handler()), slog.LevelDebug),
 	}
-	return &HTTPServer{h: h, srv: srv, ln: ln}, nil
+	return &HTTPServer{h: h, srv: srv, ln: ln, cancel: cancel}, nil
 }
 
 // Handler returns the server's handler (to change its token, say).
@@ -325,9 +407,11 @@ func (s *HTTPServer) Serve() error {
 	return nil
 }
 
-// Close ends every session, lets requests in flight finish within ctx, then
-// closes what is left.
+// Close ends every session and cancels the requests in flight (a tool
+// call's backend is told, as when its client cancels), waits for them
+// within ctx, then closes what is left.
 func (s *HTTPServer) Close(ctx context.Context) error {
+	s.cancel(errClosing)
 	_ = s.h.Shutdown(ctx)
 	err := s.srv.Shutdown(ctx)
 	if err != nil {
