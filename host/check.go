@@ -76,7 +76,7 @@ func check(f *File, env jsexpr.Env, unique bool, secrets *secret.Set) checkResul
 		}
 		p := kind.New()
 		problems := e.decode(r, p)
-		secrets.Add(secretValues(p)...)
+		secretValues(p).addTo(secrets)
 		if len(problems) > 0 {
 			out.errors = append(out.errors, problems...)
 			continue

@@ -629,6 +629,7 @@ func TestSecretsOfTheConfiguration(t *testing.T) {
 	fx := newFixture(t)
 	fx.env["HDR_SECRET"] = "hdr-secret-0123"
 	fx.env["LABEL_SECRET"] = "label-secret-0123"
+	fx.env["MODE_VALUE"] = "ordinarymode"
 	var buf syncBuffer
 	h := host.New(host.Options{Env: &jsexpr.Env{Lookup: func(k string) (string, bool) { v, ok := fx.env[k]; return v, ok }, Cwd: "/work/dir-long-enough"},
 		Logger: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))})
@@ -642,6 +643,19 @@ func TestSecretsOfTheConfiguration(t *testing.T) {
     token: literal-token-0123
     headers:
       Authorization: !!js '`+"`Bearer ${process.env.HDR_SECRET}`"+`'
+      X-Request-Source: harness-console
+      X-Upstream-Token: plainwordvalue
+      X-Trace: "Basic dXNlcjpwYXNzd29yZA=="
+    env:
+      NODE_ENV: production
+      FIXTURE_MODE: stubborn
+      LONG_SENTENCE: "a sentence of ordinary words"
+      SERVICE_PATH: /usr/local/share/service
+      DEPLOY_ID: a1B2c3D4e5F6g7H8
+      HEXDIGEST: 9f86d081884c7d659a2feaa0c55ad015
+      MY_API_KEY: plainword1
+      DB: postgres://app:db-password-0123@db/app
+      MODE: !!js process.env.MODE_VALUE
     label: !!js process.env.LABEL_SECRET
     secret: !!js process.cwd()
     failApply: "refused literal-token-0123 and label-secret-0123"
@@ -674,9 +688,30 @@ func TestSecretsOfTheConfiguration(t *testing.T) {
 		"flag-token-0123":   "<redacted>",
 		"env-token-0123":    "<redacted>",
 		"plain-name-0123":   "plain-name-0123",
+		// env and headers: by the name, or the shape of the value; an
+		// ordinary word prints.
+		"production":                       "production",
+		"stubborn":                         "stubborn",
+		"harness-console":                  "harness-console",
+		"a sentence of ordinary words":     "a sentence of ordinary words",
+		"/usr/local/share/service":         "/usr/local/share/service",
+		"plainwordvalue":                   "<redacted>", // X-Upstream-Token
+		"dXNlcjpwYXNzd29yZA==":             "<redacted>", // Basic …
+		"a1B2c3D4e5F6g7H8":                 "<redacted>", // a token's shape
+		"9f86d081884c7d659a2feaa0c55ad015": "<redacted>",
+		"plainword1":                       "<redacted>", // MY_API_KEY
+		"db-password-0123":                 "<redacted>", // a URL with a password
+		"ordinarymode":                     "<redacted>", // !!js read it
 	} {
 		if got := set.Redact(in); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+	// What !!js read and what a field tagged secret holds are credentials:
+	// kept from stdio servers by value. The rest is only hidden.
+	for v, want := range map[string]bool{"ordinarymode": true, "literal-token-0123": true, "label-secret-0123": true, "hdr-secret-0123": true, "a1B2c3D4e5F6g7H8": false, "plainword1": false} {
+		if got := set.IsCredential(v); got != want {
+			t.Errorf("IsCredential(%q) = %v, want %v", v, got, want)
 		}
 	}
 	snap := h.Snapshot()

@@ -76,7 +76,7 @@ func (h *Host) apply(e *entry, pred *instance) {
 	r, problems := e.spec.resolve(recording(h.env, h.secrets))
 	if len(problems) == 0 {
 		problems = e.spec.decode(r, plugin)
-		h.secrets.Add(secretValues(plugin)...)
+		secretValues(plugin).addTo(h.secrets)
 	}
 	if len(problems) > 0 {
 		h.abort(inst, &LoadError{Problems: problems})

@@ -126,9 +126,11 @@ type probe struct {
 	Reserve   string   `yaml:"reserve"`
 	Count     int      `yaml:"count"`
 	Secret    string   `yaml:"secret"`
-	// Token and Headers are secret fields (see package secret).
+	// Token is a secret field; Env and Headers hold credentials by their
+	// names or shapes (see host/secrets.go).
 	Token   string            `yaml:"token" secret:"true"`
-	Headers map[string]string `yaml:"headers" secret:"true"`
+	Env     map[string]string `yaml:"env" secret:"env"`
+	Headers map[string]string `yaml:"headers" secret:"headers"`
 	// Endpoint and Argv are printed fields that may carry credentials.
 	Endpoint string   `yaml:"endpoint" secret:"url"`
 	Argv     []string `yaml:"argv" secret:"args"`

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // The scrub table: names of environment variables that look like
@@ -45,10 +46,8 @@ func ScrubTable() [][2]string {
 // credential.
 func Sensitive(name string) bool {
 	up := strings.ToUpper(name)
-	for _, k := range keep {
-		if up == k {
-			return false
-		}
+	if kept(up) {
+		return false
 	}
 	for _, c := range scrubContains {
 		if strings.Contains(up, c) {
@@ -74,12 +73,96 @@ func Sensitive(name string) bool {
 	return false
 }
 
+// credentialHeaders are the header names that carry credentials whatever
+// their values: besides these, a header whose name contains one of
+// [headerWords] or matches the scrub table ("-" read as "_").
+var (
+	credentialHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "X-Api-Key"}
+	headerWords       = []string{"TOKEN", "KEY", "SECRET", "AUTH"}
+)
+
+// CredentialHeader reports whether an HTTP header's name looks like it
+// carries a credential.
+func CredentialHeader(name string) bool {
+	for _, h := range credentialHeaders {
+		if strings.EqualFold(h, name) {
+			return true
+		}
+	}
+	up := strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+	for _, w := range headerWords {
+		if strings.Contains(up, w) {
+			return true
+		}
+	}
+	return Sensitive(up)
+}
+
+// LooksLikeToken reports whether a value looks like a generated
+// credential: 16 bytes or more, no white space, and at least two of
+// lower-case letters, upper-case letters and digits (ghp_…, sk-…, a
+// hex digest, a JWT). An ordinary word ("production", "stubborn"), a path
+// or a sentence does not.
+func LooksLikeToken(v string) bool {
+	if len(v) < 16 {
+		return false
+	}
+	var lower, upper, digit bool
+	for _, r := range v {
+		switch {
+		case unicode.IsSpace(r):
+			return false
+		case 'a' <= r && r <= 'z':
+			lower = true
+		case 'A' <= r && r <= 'Z':
+			upper = true
+		case '0' <= r && r <= '9':
+			digit = true
+		}
+	}
+	n := 0
+	for _, b := range []bool{lower, upper, digit} {
+		if b {
+			n++
+		}
+	}
+	return n >= 2
+}
+
+// kept reports whether a variable is one of [keep], which a stdio server
+// always inherits (name in upper case).
+func kept(up string) bool { return slices.Contains(keep, up) }
+
+// Withheld reports whether a stdio server must not inherit the ambient
+// variable name=value: its name or value is in the scrub table
+// ([SensitiveVar]), or its value is a credential of the configuration
+// ([Set.AddCredential]: the variable a !!js expression read a token
+// from). The variables the table never scrubs (PATH, HOME, …) are always
+// inherited.
+func (s *Set) Withheld(name, value string) bool {
+	if SensitiveVar(name, value) {
+		return true
+	}
+	return !kept(strings.ToUpper(name)) && s.IsCredential(value)
+}
+
+// LooksLikeCredential reports whether a value is a credential by its shape:
+// it looks like a token ([LooksLikeToken]), carries one after "Bearer" or
+// "Basic" ("Bearer T", 8 characters or more, not a lower-case word), or is
+// a URL with a password.
+func LooksLikeCredential(v string) bool {
+	v = strings.TrimSpace(v)
+	return LooksLikeToken(v) || len(authTokens(v)) > 0 || urlWithPassword(v)
+}
+
 // SensitiveVar reports whether a variable is a credential by its name or
 // by its value (a URL with a password).
 func SensitiveVar(name, value string) bool {
-	if Sensitive(name) {
-		return true
-	}
+	return Sensitive(name) || urlWithPassword(value)
+}
+
+// urlWithPassword reports whether value is a URL carrying a password.
+func urlWithPassword(value string) bool {
 	if !strings.Contains(value, "://") || !strings.Contains(value, "@") {
 		return false
 	}

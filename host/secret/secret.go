@@ -1,14 +1,27 @@
 // Package secret keeps the values a host must never print, and hides them in
 // whatever the host prints.
 //
-// One [Set] belongs to one host. It holds every value of a configuration
-// field marked secret (`secret:"true"`: an MCP server's env and headers, an
-// agent's apiKey, a gateway's token), every value a !!js expression read from
-// the environment, and the values of ambient variables whose names look like
-// credentials ([Sensitive]). Every output path of the harness — logs at every
-// level, status, errors, console lines, agent events — passes through
-// [Set.Redact], [Set.Handler] or [Set.Writer]. Tool results do not: they are
-// the server's words.
+// One [Set] belongs to one host. What joins it (docs/rfc/0003-mcp-client.md,
+// "Secrets"):
+//
+//   - credentials, whatever their names ([Set.AddCredential]): the value of
+//     a field tagged `secret:"true"` (an agent's apiKey, a gateway's token)
+//     and every value a !!js expression read from the environment;
+//   - a value of an MCP server's env or headers when its name looks like a
+//     credential ([Sensitive], [CredentialHeader]) or the value looks like a
+//     token ([LooksLikeToken]): `FIXTURE_MODE: stubborn` or `NODE_ENV:
+//     production` are ordinary words and print;
+//   - the credentials inside a URL or a command line ([URLCredentials],
+//     [ArgCredentials]);
+//   - the values of ambient variables whose names look like credentials
+//     ([Sensitive]).
+//
+// Every output path of the harness — logs at every level, status, errors,
+// console lines, agent events — passes through [Set.Redact], [Set.Handler]
+// or [Set.Writer]. Tool results do not: they are the server's words. A
+// credential is also kept from stdio servers by value ([Set.IsCredential]):
+// the variable a !!js expression read it from is not inherited, whatever its
+// name.
 //
 // The rules:
 //
@@ -34,6 +47,10 @@
 //     still sit in a log line being written.
 //  4. Redact before you clip ([Set.Clip]): a secret cut at a clip boundary
 //     must not leak its prefix.
+//  5. Matching ignores the case of ASCII letters: a server that prints a
+//     token upper-cased (a log line in capitals, an error code) still
+//     prints the token, and a hex token is the same credential in either
+//     case. Letters beyond ASCII are matched as written.
 package secret
 
 import (
@@ -59,9 +76,10 @@ const Mask = "<redacted>"
 // Set is the secrets of one host. It is safe for concurrent use; the zero
 // value is not usable, see [New].
 type Set struct {
-	mu     sync.Mutex
-	values map[string]bool // the qualifying values added
-	forms  atomic.Pointer[spellings]
+	mu          sync.Mutex
+	values      map[string]bool // the qualifying values added
+	credentials map[string]bool // of values, those added by AddCredential
+	forms       atomic.Pointer[spellings]
 }
 
 // spellings are every form of every secret, longest first, and one
@@ -80,7 +98,7 @@ type spellings struct {
 
 // New returns an empty set.
 func New() *Set {
-	s := &Set{values: map[string]bool{}}
+	s := &Set{values: map[string]bool{}, credentials: map[string]bool{}}
 	s.forms.Store(&spellings{rep: strings.NewReplacer()})
 	return s
 }
@@ -99,6 +117,34 @@ func Qualifies(v string) bool {
 		return false
 	}
 	return true
+}
+
+// AddCredential adds values that are credentials whatever their names: a
+// field tagged secret, a value !!js read from the environment. Beyond
+// [Set.Add], an ambient variable holding one of them is not inherited by
+// stdio servers ([Set.IsCredential]).
+func (s *Set) AddCredential(values ...string) {
+	if s == nil {
+		return
+	}
+	s.Add(values...)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, v := range values {
+		if v = strings.TrimSpace(v); Qualifies(v) {
+			s.credentials[v] = true
+		}
+	}
+}
+
+// IsCredential reports whether value was added by [Set.AddCredential].
+func (s *Set) IsCredential(value string) bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.credentials[strings.TrimSpace(value)]
 }
 
 // Add adds the values that qualify. It is cheap when nothing is new.
@@ -148,7 +194,7 @@ func (s *Set) Add(values ...string) {
 	}
 	for _, v := range fresh {
 		for _, f := range formsOf(v) {
-			if !seen[f] {
+			if f = foldASCII(f); !seen[f] {
 				seen[f] = true
 				forms = append(forms, f)
 			}
@@ -322,26 +368,47 @@ func (s *Set) Redact(text string) string {
 		return text
 	}
 	sp := s.forms.Load()
-	if sp.rep.Replace(text) == text {
+	folded := foldASCII(text)
+	if sp.rep.Replace(folded) == folded {
 		return text // the common case: no secret, one scan
 	}
-	return sp.union(text)
+	return sp.union(text, folded)
+}
+
+// foldASCII returns s with its ASCII letters in lower case (rule 5); it
+// keeps every byte where it is, so a match in the folded text is a match
+// at the same place in s.
+func foldASCII(s string) string {
+	i := 0
+	for i < len(s) && (s[i] < 'A' || s[i] > 'Z') {
+		i++
+	}
+	if i == len(s) {
+		return s
+	}
+	b := []byte(s)
+	for ; i < len(b); i++ {
+		if 'A' <= b[i] && b[i] <= 'Z' {
+			b[i] += 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // union returns text with every match of every spelling replaced, where
 // matches that overlap or touch make one [Mask]: with the secrets
 // AAAAxxxxBBBB and BBBBccccDDDD, AAAAxxxxBBBBccccDDDD is all hidden (the
 // replacer alone left ccccDDDD).
-func (sp *spellings) union(text string) string {
+func (sp *spellings) union(text, folded string) string {
 	var b strings.Builder
 	b.Grow(len(text))
 	last, start, end := 0, -1, -1 // text[last:start] is not yet written; text[start:end] is masked
-	for i := 0; i+MinLen <= len(text); i++ {
-		if !sp.first[text[i]] {
+	for i := 0; i+MinLen <= len(folded); i++ {
+		if !sp.first[folded[i]] {
 			continue
 		}
-		for _, f := range sp.byPrefix[text[i:i+MinLen]] {
-			if !strings.HasPrefix(text[i:], f) {
+		for _, f := range sp.byPrefix[folded[i:i+MinLen]] {
+			if !strings.HasPrefix(folded[i:], f) {
 				continue
 			}
 			if i > end {

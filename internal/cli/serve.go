@@ -75,7 +75,7 @@ func serve(ctx context.Context, o *options, env Env) error {
 	if f.token == "" {
 		f.token, _ = env.Lookup(TokenEnv)
 	}
-	env.secrets.Add(f.token)
+	env.secrets.AddCredential(f.token)
 	if f.http == "" && (o.serve.token != "" || len(f.allowHosts) > 0) {
 		return usagef("--token and --allow-host go with --http")
 	}

@@ -72,7 +72,7 @@ func New(cfg Config, reg *tools.Registry, o Options) *Agent {
 	if a.backoff == nil {
 		a.backoff = Backoff
 	}
-	a.secrets.Add(cfg.APIKey) // the host adds it too; a caller without a host may not
+	a.secrets.AddCredential(cfg.APIKey) // the host adds it too; a caller without a host may not
 	if cfg.filtered() {
 		a.keep = a.cfg.exposes
 	}

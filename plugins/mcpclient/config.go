@@ -58,7 +58,7 @@ type Config struct {
 	// Args are passed to Command.
 	Args []string `yaml:"args" json:"args,omitempty" secret:"args" desc:"stdio: arguments of the command."`
 	// Env is added on top of the scrubbed ambient environment.
-	Env map[string]string `yaml:"env" json:"-" secret:"true" desc:"stdio: variables added on top of the ambient environment, from which every variable that looks like a credential is removed (README: the scrub table)."`
+	Env map[string]string `yaml:"env" json:"-" secret:"env" desc:"stdio: variables added on top of the ambient environment, from which every variable that looks like a credential is removed (README: the scrub table)."`
 	// Cwd is the child's working directory; relative to cordis.yml's
 	// directory; empty means the harness's working directory.
 	Cwd string `yaml:"cwd" json:"cwd,omitempty" desc:"stdio: working directory; relative to cordis.yml's directory; empty means the harness's working directory."`
@@ -66,7 +66,7 @@ type Config struct {
 	// URL is the endpoint of a Streamable HTTP server.
 	URL string `yaml:"url" json:"url,omitempty" secret:"url" desc:"streamable-http: the server's endpoint."`
 	// Headers are sent with every request.
-	Headers map[string]string `yaml:"headers" json:"-" secret:"true" desc:"streamable-http: headers sent with every request (e.g. Authorization)."`
+	Headers map[string]string `yaml:"headers" json:"-" secret:"headers" desc:"streamable-http: headers sent with every request (e.g. Authorization)."`
 
 	// ToolCallTimeoutMs bounds one tools/call (default 60000).
 	ToolCallTimeoutMs int `yaml:"toolCallTimeoutMs" json:"toolCallTimeoutMs" desc:"Timeout of one tool call in milliseconds (default 60000)."`

@@ -50,7 +50,7 @@ func notSent(err error) bool {
 func dial(life context.Context, spawn *proc.Spawner, cfg *Config, dir string, log *slog.Logger, secrets *secret.Set) (conn, error) {
 	switch cfg.Transport {
 	case TransportStdio:
-		env := childEnv(os.Environ(), cfg.Env)
+		env := childEnv(os.Environ(), cfg.Env, secrets)
 		cwd := cfg.Cwd
 		switch {
 		case cwd == "":

@@ -11,13 +11,15 @@ import (
 )
 
 // childEnv returns the environment of a stdio server: the ambient variables
-// that do not look like credentials (secret.SensitiveVar: the scrub table),
-// then the configured ones on top — explicit values always pass.
-func childEnv(ambient []string, explicit map[string]string) []string {
+// that do not look like credentials (the scrub table) and do not hold one
+// of the configuration's (secrets.Withheld: the variable a !!js expression
+// read a token from), then the configured ones on top — explicit values
+// always pass.
+func childEnv(ambient []string, explicit map[string]string, secrets *secret.Set) []string {
 	out := make([]string, 0, len(ambient)+len(explicit))
 	for _, kv := range ambient {
 		name, value, _ := strings.Cut(kv, "=")
-		if secret.SensitiveVar(name, value) {
+		if secrets.Withheld(name, value) {
 			continue
 		}
 		if _, overridden := explicit[name]; overridden {

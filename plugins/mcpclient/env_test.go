@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/harness-go/harness/host/secret"
 )
 
 func TestChildEnv(t *testing.T) {
@@ -31,7 +33,7 @@ func TestChildEnv(t *testing.T) {
 		"Z_LAST":       "z",
 		"A_FIRST":      "a",
 	}
-	got := childEnv(ambient, explicit)
+	got := childEnv(ambient, explicit, secret.New())
 	want := []string{
 		"PATH=/usr/bin:/bin",
 		"HOME=/home/u",
@@ -45,14 +47,25 @@ func TestChildEnv(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("childEnv:\n got %q\nwant %q", got, want)
 	}
-	if got := childEnv(nil, nil); len(got) != 0 {
+	if got := childEnv(nil, nil, nil); len(got) != 0 {
 		t.Fatalf("childEnv(nil, nil) = %q", got)
 	}
 	// The scrub table itself is tested in host/secret; here, that the child
 	// environment applies it to names and to values.
-	got = childEnv([]string{"GH_PAT=ghp_x", "MYSQL_PWD=pw", "PWD=/here", "OLDPWD=/there", "REDIS_URL=redis://u:pw@h:6379", "DOCS_URL=https://example.com"}, nil)
+	got = childEnv([]string{"GH_PAT=ghp_x", "MYSQL_PWD=pw", "PWD=/here", "OLDPWD=/there", "REDIS_URL=redis://u:pw@h:6379", "DOCS_URL=https://example.com"}, nil, nil)
 	if want := []string{"PWD=/here", "OLDPWD=/there", "DOCS_URL=https://example.com"}; !slices.Equal(got, want) {
 		t.Fatalf("childEnv:\n got %q\nwant %q", got, want)
+	}
+	// A credential of the configuration (a gateway token !!js read from
+	// GW_VALUE, say) is withheld by value, whatever the variable's name;
+	// the variables the table never scrubs stay; ordinary values and what
+	// the entry sets pass.
+	set := secret.New()
+	set.AddCredential("gw-token-from-js-0123")
+	set.Add("an-env-value-0123") // a secret to print, not a credential
+	got = childEnv([]string{"GW_VALUE=gw-token-from-js-0123", "HOME=gw-token-from-js-0123", "MODE=an-env-value-0123", "COPY=gw-token-from-js-0123"}, map[string]string{"COPY": "gw-token-from-js-0123"}, set)
+	if want := []string{"HOME=gw-token-from-js-0123", "MODE=an-env-value-0123", "COPY=gw-token-from-js-0123"}; !slices.Equal(got, want) {
+		t.Fatalf("childEnv with credentials:\n got %q\nwant %q", got, want)
 	}
 }
 

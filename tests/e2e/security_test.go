@@ -140,6 +140,51 @@ func TestSecretEchoedInArgsIsRedacted(t *testing.T) {
 	}
 }
 
+// Redaction keeps ordinary words: an env value that is not named like a
+// credential and does not look like one prints (a hostile test: `env:
+// {FIXTURE_MODE: stubborn}` listed the server's tools as
+// mcp__<redacted>__echo, and NODE_ENV: production would have hidden the
+// word in every description). A value named like a credential, or shaped
+// like a token, is still hidden.
+func TestOrdinaryEnvValuesPrint(t *testing.T) {
+	t.Parallel()
+	tok := secret(t, "Tok0")
+	dir := t.TempDir()
+	writeConfig(t, dir, fixtureEntry("stubborn", "stubborn", "--only", "echo", "--stderr", "mode stubborn production, build "+tok+`\n`)+
+		"    env:\n      FIXTURE_MODE: stubborn\n      NODE_ENV: production\n      BUILD_ID: "+yq(tok)+"\n")
+	r := harness(t, dir, "tools")
+	expectCode(t, r, 0)
+	if !strings.HasPrefix(r.stdout, "mcp__stubborn__echo ") {
+		t.Fatalf("tools printed %q, want mcp__stubborn__echo", r.stdout)
+	}
+	r = harness(t, dir, "status")
+	expectCode(t, r, 0)
+	assertNoSecret(t, r, tok)
+	if !strings.Contains(r.stdout, "mode stubborn production, build <redacted>") {
+		t.Fatalf("status does not show the server's stderr with only the token hidden:\n%s", r)
+	}
+}
+
+// A credential of the configuration is kept from stdio servers by value:
+// the variable a !!js expression read the gateway's token from is not
+// inherited, whatever its name (GW_VALUE is not in the scrub table; a
+// hostile test saw the server receive it); an ordinary variable is.
+func TestCredentialVariablesAreNotInherited(t *testing.T) {
+	t.Parallel()
+	tok := secret(t, "gw-")
+	dir := t.TempDir()
+	writeConfig(t, dir, "- id: gw\n  name: mcp-server\n  config: {listen: \"127.0.0.1:0\", token: !!js process.env.GW_VALUE}\n"+
+		fixtureEntry("fx", "fx", "--only", "env"))
+	rc := runConfig{dir: dir, env: []string{"GW_VALUE=" + tok, "PLAIN_VALUE=an ordinary value"}}
+	for name, want := range map[string]string{"GW_VALUE": "<unset>", "PLAIN_VALUE": "an ordinary value"} {
+		r := harnessWith(t, rc, "call", "mcp__fx__env", `{"name":"`+name+`"}`)
+		expectCode(t, r, 0)
+		if got := strings.TrimSpace(r.stdout); got != want {
+			t.Errorf("the server's %s: %q, want %q", name, got, want)
+		}
+	}
+}
+
 // shq quotes s for /bin/sh.
 func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
