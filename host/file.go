@@ -252,8 +252,16 @@ func (p *parser) entry(n *yaml.Node) *Entry {
 	e := &Entry{Pos: p.pos(n), file: p.file.Path, dir: p.file.Dir, exprs: map[*yaml.Node]*jsexpr.Expr{}}
 	before := len(p.problems)
 	var idNode *yaml.Node
+	keys := map[string]*yaml.Node{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
+		// YAML forbids a key twice in one mapping, and yaml.v3 keeps the
+		// last: a second id or name would silently win.
+		if first, dup := keys[k.Value]; dup {
+			p.add(p.pos(k), "", "", fmt.Sprintf("duplicate key %q in this entry (first at %s): keep one", k.Value, p.pos(first)))
+			continue
+		}
+		keys[k.Value] = k
 		switch k.Value {
 		case "id":
 			idNode = v
