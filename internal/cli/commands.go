@@ -43,9 +43,8 @@ func writeTools(w io.Writer, reg *tools.Registry, asJSON bool) {
 	}
 	var b strings.Builder
 	for _, t := range reg.List() {
-		first, _, _ := strings.Cut(t.Description, "\n")
 		b.WriteString(t.Name)
-		if first = strings.TrimSpace(first); first != "" {
+		if first := safe.FirstLine(t.Description); first != "" {
 			b.WriteString("  ")
 			b.WriteString(safe.Line(first))
 		}

@@ -21,6 +21,26 @@ func Line(s string) string {
 	return escape(s, false)
 }
 
+// FirstLine returns the first line of s, trimmed: it ends at any line
+// separator, not only "\n" — "\r", "\v", "\f", NEL (U+0085), LINE
+// SEPARATOR (U+2028) and PARAGRAPH SEPARATOR (U+2029) break a line in some
+// reader (a terminal, a JSON viewer, a model's tokenizer), so a server
+// cannot smuggle a second line into a one-line summary.
+func FirstLine(s string) string {
+	if i := strings.IndexFunc(s, lineSeparator); i >= 0 {
+		s = s[:i]
+	}
+	return strings.TrimSpace(s)
+}
+
+func lineSeparator(r rune) bool {
+	switch r {
+	case '\n', '\r', '\v', '\f', '\u0085', '\u2028', '\u2029':
+		return true
+	}
+	return false
+}
+
 // Text is Line but keeps newlines and tabs, for multi-line text such as a
 // description.
 func Text(s string) string {

@@ -40,7 +40,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -537,8 +536,6 @@ func (b rawBlock) MarshalJSON() ([]byte, error) { return b.raw, nil }
 
 var _ mcp.Content = rawBlock{}
 
-// firstLine is the first line of a description, for search results.
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return strings.TrimSpace(line)
-}
+// firstLine is the first line of a description, for search results: it
+// ends at any line separator (safe.FirstLine).
+func firstLine(s string) string { return safe.FirstLine(s) }
