@@ -27,8 +27,9 @@
 //     disposers after it are still started, in order, in the background. A
 //     goroutine still running at the deadline is likewise named.
 //  8. A panic in a disposer or an owned goroutine is recovered and turned into
-//     an error; an owned goroutine's panic is reported to the fault handler
-//     (see [WithFaultHandler]), so one plugin's bug never takes the process down.
+//     an error that holds its stack; an owned goroutine's panic is reported
+//     to the fault handler (see [WithFaultHandler]), so one plugin's bug
+//     never takes the process down.
 //  9. [Fiber.Fail] disposes a fiber because of an error: the context's cause
 //     and [Fiber.Err] carry that error and the final state is [Failed].
 package fiber
@@ -390,7 +391,7 @@ func (f *Fiber) runBounded(ctx context.Context, d *disposer) error {
 func runDisposer(ctx context.Context, d *disposer) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("disposer %q panicked: %v", d.name, r)
+			err = fmt.Errorf("disposer %q panicked: %v\n%s", d.name, r, debug.Stack())
 		}
 	}()
 	if err := d.fn(ctx); err != nil {

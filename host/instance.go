@@ -253,7 +253,7 @@ func (h *Host) retire(old *instance) {
 			func() {
 				defer func() {
 					if r := recover(); r != nil {
-						old.log.Error("drain panicked", "panic", r)
+						old.log.Error("drain panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 					}
 				}()
 				d.Drain(h.drainCtx)

@@ -27,6 +27,8 @@ type relay struct {
 	Async   bool     `yaml:"async"`
 	Speed   int      `yaml:"speed"` // live
 	Reserve string   `yaml:"reserve"`
+	// PanicDrain makes Drain panic.
+	PanicDrain bool `yaml:"panicDrain"`
 
 	mu     sync.Mutex
 	ctx    *host.Context
@@ -139,7 +141,12 @@ func (r *relay) TakeOver(pred host.Plugin) error {
 	return nil
 }
 
-func (r *relay) Drain(context.Context) { r.rec.add("%s drain %s", r.ctx.ID(), r.Label) }
+func (r *relay) Drain(context.Context) {
+	r.rec.add("%s drain %s", r.ctx.ID(), r.Label)
+	if r.PanicDrain {
+		panic("relay drain panicked on purpose")
+	}
+}
 
 func (r *relay) Reconfigure(next host.Plugin) error {
 	n := next.(*relay)
@@ -456,6 +463,24 @@ func TestReplacedInstancesAreCollected(t *testing.T) {
 			t.Fatalf("%v still reachable 10 s after the instance that replaced each was ready and they were disposed", kept)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A replaced instance whose Drain panics is still disposed, and the panic
+// is logged with its stack (it was logged without one).
+func TestDrainPanicIsLoggedWithItsStack(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	fx.mustLoad(relayEntry("a", "v1", ", panicDrain: true"))
+	fx.waitState("a", host.Ready)
+	fx.mustLoad(relayEntry("a", "v2", ""))
+	fx.waitFor("a dispose v1")
+	logs := fx.logs.String()
+	if !strings.Contains(logs, `msg="drain panicked"`) || !strings.Contains(logs, "relay drain panicked on purpose") || !strings.Contains(logs, "mbb_test.go") {
+		t.Fatalf("the drain's panic is not logged with its stack:\n%s", logs)
+	}
+	if got := fx.call("t_a"); got != "v2" {
+		t.Fatalf("t_a answered %q after the reload", got)
 	}
 }
 

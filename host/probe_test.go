@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -310,13 +309,16 @@ type fixture struct {
 	tools *tools.Registry
 	env   map[string]string
 	dir   string
+	logs  *testlog.Recorder // the host's log
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	fx := &fixture{t: t, rec: newRecorder(), tools: tools.New(), env: map[string]string{}, dir: t.TempDir()}
 	env := jsexpr.Env{Lookup: func(k string) (string, bool) { v, ok := fx.env[k]; return v, ok }, Cwd: fx.dir}
-	fx.h = host.New(host.Options{Env: &env, Logger: testLogger(t), DisposeTimeout: 5 * time.Second})
+	log, logs := testlog.New(t)
+	fx.logs = logs
+	fx.h = host.New(host.Options{Env: &env, Logger: log, DisposeTimeout: 5 * time.Second})
 	fx.h.Provide(recorderService, fx.rec)
 	fx.h.Provide(tools.Service, fx.tools)
 	t.Cleanup(func() {
@@ -397,9 +399,4 @@ func states(snap []host.EntryStatus) string {
 		parts = append(parts, s)
 	}
 	return strings.Join(parts, " ")
-}
-
-func testLogger(t *testing.T) *slog.Logger {
-	l, _ := testlog.New(t)
-	return l
 }

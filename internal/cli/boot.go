@@ -81,7 +81,7 @@ func boot(o *options, env Env) (*harness, *host.File, error) {
 		gateway.Ignore = "only harness run serves mcp-server entries"
 	}
 	mcpserver.SetHostOptions(h, gateway)
-	reg := tools.New()
+	reg := tools.New(tools.WithLogger(log))
 	agents := agent.NewDirectory()
 	for name, svc := range map[string]any{tools.Service: reg, agent.DirectoryService: agents} {
 		if err := h.Provide(name, svc); err != nil {

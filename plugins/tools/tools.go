@@ -16,7 +16,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -91,6 +93,7 @@ type Registry struct {
 	version   uint64
 	changed   chan struct{}
 	observers map[*observer]struct{}
+	log       *slog.Logger
 }
 
 type observer struct{ fn func(View) }
@@ -140,8 +143,26 @@ func (r *Registry) Observe(fn func(View)) (stop func()) {
 }
 
 // New returns an empty registry.
-func New() *Registry {
-	return &Registry{tools: map[string]*entry{}, changed: make(chan struct{})}
+func New(opts ...Option) *Registry {
+	r := &Registry{tools: map[string]*entry{}, changed: make(chan struct{}), log: slog.Default()}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
+}
+
+// Option configures a [Registry].
+type Option func(*Registry)
+
+// WithLogger sets where the registry reports what no caller sees: a tool
+// that panicked, with its stack (the model sees only an error result). The
+// default is slog.Default().
+func WithLogger(log *slog.Logger) Option {
+	return func(r *Registry) {
+		if log != nil {
+			r.log = log
+		}
+	}
 }
 
 // From returns the registry injected into a plugin instance.
@@ -458,7 +479,7 @@ func (r *Registry) Execute(ctx context.Context, name string, args json.RawMessag
 	if !ok {
 		return Result{Text: fmt.Sprintf("Error: unknown tool %q", name), IsError: true}
 	}
-	res, err := run(ctx, t, args)
+	res, err := r.run(ctx, t, args)
 	switch {
 	case err != nil:
 		return Result{Text: "Error: " + safe.Text(err.Error()), IsError: true}
@@ -468,10 +489,13 @@ func (r *Registry) Execute(ctx context.Context, name string, args json.RawMessag
 	return res
 }
 
-func run(ctx context.Context, t Tool, args json.RawMessage) (res Result, err error) {
+// run calls the executor; a panic becomes an error for the model, and is
+// logged with its stack for whoever can fix the tool.
+func (r *Registry) run(ctx context.Context, t Tool, args json.RawMessage) (res Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("tool %q panicked: %v", t.Name, p)
+			r.log.Error("a tool panicked", "tool", safe.Line(t.Name), "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 		}
 	}()
 	return t.Execute(ctx, args)

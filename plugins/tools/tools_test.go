@@ -827,11 +827,18 @@ func TestExecute(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := tools.New()
+			log, logs := testlog.New(t)
+			r := tools.New(tools.WithLogger(log))
 			mustRegister(t, r, newFiber(t, "f"), tools.Tool{Name: "tool", Execute: tc.exec})
 			got := r.Execute(context.Background(), tc.call, tc.args)
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("Execute = %+v, want %+v", got, tc.want)
+			}
+			// A panic is logged, with the stack that leads to the tool's
+			// code: the model's error result is all anyone else sees.
+			if panicked := strings.Contains(tc.name, "panic"); panicked != strings.Contains(logs.String(), `msg="a tool panicked" tool=tool`) ||
+				panicked && !strings.Contains(logs.String(), "tools_test.go") {
+				t.Errorf("the log, for %s:\n%s", tc.name, logs.String())
 			}
 			// The registry survives: the tool still answers.
 			if _, ok := r.Lookup("tool"); !ok {
