@@ -61,7 +61,7 @@ func startTS(t *testing.T) *tsClient {
 			_ = cmd.Process.Kill()
 			<-done
 		}
-		checkNoRace(t, c.stderr.String())
+		proctest.NoRaceOrPanic(t, c.stderr.String())
 	})
 	return c
 }
@@ -191,7 +191,7 @@ func stdioServe(t *testing.T, args ...string) *transport.Stdio {
 			t.Errorf("`harness %s` is gone but its stderr stayed open (a leaked process holds it)\n%s", strings.Join(args, " "), stderr.Text())
 		}
 		stderrR.Close()
-		checkNoRace(t, stderr.Text())
+		proctest.NoRaceOrPanic(t, stderr.Text())
 		printed.Output(fmt.Sprintf("the stdio gateway `harness %s` of %s", strings.Join(args, " "), t.Name()), stderr.Text())
 	})
 	return transport.NewStdioWithOptions(harnessBin, environ(nil, nil), args,

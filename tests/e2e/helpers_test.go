@@ -66,7 +66,7 @@ func startSession(t *testing.T, rc runConfig, args ...string) *session {
 	s.out, s.err = proctest.Start(t, cmd, 0)
 	t.Cleanup(func() { // once the process is gone (Await's cleanup runs first)
 		cancel()
-		checkNoRace(t, s.err.Text())
+		proctest.NoRaceOrPanic(t, s.err.Text())
 		printed.Output(fmt.Sprintf("the session `harness %s` of %s", strings.Join(args, " "), t.Name()), s.out.Text()+"\n"+s.err.Text())
 	})
 	s.exit = proctest.Await(t, cmd)

@@ -1,12 +1,10 @@
 package e2e
 
 import (
-	"bytes"
+	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -129,45 +127,14 @@ func harness(t *testing.T, dir string, args ...string) result {
 
 func harnessWith(t *testing.T, rc runConfig, args ...string) result {
 	t.Helper()
-	timeout := rc.timeout
-	if timeout == 0 {
-		timeout = runTimeout
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, harnessBin, args...)
-	cmd.Dir = rc.dir
-	cmd.Env = environ(rc.env, rc.unset)
-	cmd.Stdin = strings.NewReader(rc.stdin)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	// A process that keeps our pipes open after the harness exited is a
-	// leak: do not wait for it forever.
-	cmd.WaitDelay = 10 * time.Second
-	err := cmd.Run()
-	r := result{args: args, stdout: stdout.String(), stderr: stderr.String()}
-	printed.Output(fmt.Sprintf("`harness %s` in %s", strings.Join(args, " "), t.Name()), r.stdout+"\n"+r.stderr)
-	var ee *exec.ExitError
-	switch {
-	case ctx.Err() != nil:
-		t.Fatalf("timed out after %s:\n%s", timeout, r)
-	case errors.Is(err, exec.ErrWaitDelay):
-		t.Fatalf("the harness exited but something it started kept its stdout/stderr open:\n%s", r)
-	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("running harness: %v", err)
-	}
-	checkNoRace(t, r.stderr)
-	return r
-}
-
-// checkNoRace fails the test when the race detector reported in the harness.
-func checkNoRace(t *testing.T, stderr string) {
-	t.Helper()
-	if strings.Contains(stderr, "WARNING: DATA RACE") {
-		t.Errorf("the harness reported a data race:\n%s", stderr)
-	}
+	r := proctest.Run(t, proctest.Command{
+		Path: harnessBin, Args: args, Dir: rc.dir, Env: environ(rc.env, rc.unset),
+		Stdin: strings.NewReader(rc.stdin), Timeout: cmp.Or(rc.timeout, runTimeout),
+		Record: func(stdout, stderr string) {
+			printed.Output(fmt.Sprintf("`harness %s` in %s", strings.Join(args, " "), t.Name()), stdout+"\n"+stderr)
+		},
+	})
+	return result{args: args, stdout: r.Stdout, stderr: r.Stderr, code: r.Code}
 }
 
 // expectCode fails the test unless r exited with code.

@@ -70,7 +70,7 @@ func startTTYWith(t *testing.T, rc runConfig, stdout *os.File, args ...string) *
 		ptmx.Close()
 		<-readDone
 		cancel()
-		checkNoRace(t, s.scr.raw.String())
+		proctest.NoRaceOrPanic(t, s.scr.raw.String())
 		printed.Output(fmt.Sprintf("the terminal session `harness %s` of %s", strings.Join(args, " "), t.Name()), s.scr.raw.String())
 	})
 	s.exit = proctest.Await(t, cmd)

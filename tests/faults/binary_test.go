@@ -3,10 +3,7 @@
 package faults
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -103,37 +100,16 @@ func oneShot(t *testing.T, dir string, env []string, args ...string) result {
 // oneShotWith is oneShot with another build of the harness.
 func oneShotWith(t *testing.T, bin, dir string, env []string, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir = dir
-	cmd.Env = environ(env...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	// Something the harness started that keeps our pipes open after it
-	// exited is a leak: do not wait for it forever.
-	cmd.WaitDelay = 10 * time.Second
-	start := time.Now()
-	err := cmd.Run()
-	r := result{args: args, stdout: stdout.String(), stderr: stderr.String(), took: time.Since(start)}
-	printed.Output(fmt.Sprintf("`harness %s` in %s", strings.Join(args, " "), t.Name()), r.stdout+"\n"+r.stderr)
-	if cmd.ProcessState != nil {
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			r.maxRSS = int(ru.Maxrss) << 10 // kilobytes on Linux
-		}
+	run := proctest.Run(t, proctest.Command{
+		Path: bin, Args: args, Dir: dir, Env: environ(env...),
+		Record: func(stdout, stderr string) {
+			printed.Output(fmt.Sprintf("`harness %s` in %s", strings.Join(args, " "), t.Name()), stdout+"\n"+stderr)
+		},
+	})
+	r := result{args: args, stdout: run.Stdout, stderr: run.Stderr, code: run.Code, took: run.Took}
+	if ru, ok := run.State.SysUsage().(*syscall.Rusage); ok {
+		r.maxRSS = int(ru.Maxrss) << 10 // kilobytes on Linux
 	}
-	var ee *exec.ExitError
-	switch {
-	case ctx.Err() != nil:
-		t.Fatalf("timed out:\n%s", r)
-	case errors.Is(err, exec.ErrWaitDelay):
-		t.Fatalf("the harness exited but a process it started kept its stdout or stderr open:\n%s", r)
-	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("running the harness: %v", err)
-	}
-	noRaceOrPanic(t, r.stderr)
 	return r
 }
 
@@ -141,12 +117,7 @@ func oneShotWith(t *testing.T, bin, dir string, env []string, args ...string) re
 // panic reached the user.
 func noRaceOrPanic(t *testing.T, stderr string) {
 	t.Helper()
-	if strings.Contains(stderr, "WARNING: DATA RACE") {
-		t.Errorf("the harness reported a data race:\n%s", stderr)
-	}
-	if strings.Contains(stderr, "panic: ") || strings.Contains(stderr, "goroutine ") && strings.Contains(stderr, "[running]") {
-		t.Errorf("a panic reached the user:\n%s", stderr)
-	}
+	proctest.NoRaceOrPanic(t, stderr)
 }
 
 // session is a long-running harness (`run`) driven through pipes.
@@ -173,7 +144,7 @@ func start(t *testing.T, bin, dir string, env []string, args ...string) *session
 	s := &session{t: t, cmd: cmd, stdin: stdin}
 	s.out, s.err = proctest.Start(t, cmd, maxKept)
 	t.Cleanup(func() { // once the process is gone (Await's cleanup runs first)
-		noRaceOrPanic(t, s.err.Text())
+		proctest.NoRaceOrPanic(t, s.err.Text())
 		printed.Output(fmt.Sprintf("the session `harness %s` of %s", strings.Join(args, " "), t.Name()), s.out.Text()+"\n"+s.err.Text())
 	})
 	s.exit = proctest.Await(t, cmd)

@@ -99,7 +99,7 @@ func TestBrokenStdoutStopsEverything(t *testing.T) {
 			if !stderr.WaitClosed(10 * time.Second) {
 				t.Errorf("the harness exited but its stderr stayed open: a process it started holds it")
 			}
-			noRaceOrPanic(t, stderr.Text())
+			proctest.NoRaceOrPanic(t, stderr.Text())
 			if alive := proctest.WaitDead(pids, time.Second); len(alive) > 0 {
 				t.Errorf("after a broken stdout these processes still run: %s\n%s", proctest.Describe(alive), stderr.Text())
 			}
