@@ -306,6 +306,7 @@ func TestConsoleCtrlCCancelsTheAnswer(t *testing.T) {
 	if r := srv.Wait(2, time.Second); len(r.Messages) != 3 || r.Messages[1].Content != "Once upon" {
 		t.Fatalf("the next request: %+v", r.Messages)
 	}
+	s.idle()
 	s.sigs <- os.Interrupt // at idle: quit
 	if code := s.exit(); code != 0 {
 		t.Fatalf("exit %d", code)

@@ -208,6 +208,11 @@ func (s *session) send(line string) {
 	}
 }
 
+// idle returns once the console has finished its command and waits for the
+// next line: it reads a line only then, and the pipe's write returns when
+// the line is read. The empty line it sends runs nothing.
+func (s *session) idle() { s.send("") }
+
 func (s *session) exit() int {
 	s.t.Helper()
 	select {
@@ -234,6 +239,7 @@ func TestConsoleCtrlCCancelsTheCallOnATerminal(t *testing.T) {
 	// Still running: the next command works; Ctrl-C at idle quits.
 	s.send(`/call echo {"message":"still here"}`)
 	s.out.waitFor(t, "still here\n")
+	s.idle()
 	s.sigs <- os.Interrupt
 	if code := s.exit(); code != 0 {
 		t.Fatalf("exit %d", code)
