@@ -441,6 +441,34 @@ func (r *Registry) ModelSubset(keep func(name string) bool) ([]byte, int) {
 	return b.Bytes(), n
 }
 
+// ModelOf is [Registry.ModelJSON] restricted to the tools named (those of
+// them registered; a name twice counts once), with their number: the same
+// bytes per tool, in the same sorted order. It costs what the few names
+// cost, not a pass over every tool (an agent's tool search sends a handful
+// of a thousand). The caller may modify the bytes.
+func (r *Registry) ModelOf(names []string) ([]byte, int) {
+	r.mu.RLock()
+	picked := make([]*entry, 0, len(names))
+	size := 2
+	for _, name := range names {
+		if e, ok := r.tools[name]; ok && !slices.Contains(picked, e) {
+			picked = append(picked, e)
+			size += len(e.model) + 1
+		}
+	}
+	r.mu.RUnlock()
+	slices.SortFunc(picked, func(a, b *entry) int { return strings.Compare(a.tool.Name, b.tool.Name) })
+	b := make([]byte, 0, size)
+	b = append(b, '[')
+	for i, e := range picked {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, e.model...)
+	}
+	return append(b, ']'), len(picked)
+}
+
 func sameEntries(a, b []*entry) bool {
 	if len(a) != len(b) {
 		return false

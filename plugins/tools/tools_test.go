@@ -1325,3 +1325,23 @@ func TestModelSubset(t *testing.T) {
 		t.Fatalf("filtered = %s, want %s", b, want)
 	}
 }
+
+// ModelOf is ModelSubset by names: the same bytes, in the same order,
+// whatever the order of the names; unknown names and repeats left out.
+func TestModelOf(t *testing.T) {
+	t.Parallel()
+	r := tools.New()
+	mustRegister(t, r, newFiber(t, "f"),
+		tools.Tool{Name: "b_keep", Description: "B <b> & c.", Parameters: json.RawMessage(`{"type":"object",  "properties":{}}`), Execute: says("b")},
+		tools.Tool{Name: "a_drop", Execute: says("a")},
+		tools.Tool{Name: "c_keep", Execute: says("c")},
+	)
+	want, wantN := r.ModelSubset(func(n string) bool { return strings.HasSuffix(n, "_keep") })
+	got, n := r.ModelOf([]string{"c_keep", "nope", "b_keep", "c_keep"})
+	if n != wantN || !bytes.Equal(got, want) {
+		t.Fatalf("ModelOf = %s (%d)\nwant %s (%d)", got, n, want, wantN)
+	}
+	if got, n := r.ModelOf(nil); string(got) != "[]" || n != 0 {
+		t.Fatalf("ModelOf(nil) = %s (%d)", got, n)
+	}
+}
