@@ -123,6 +123,8 @@ type Gateway struct {
 
 	rebuilds  atomic.Int64 // served lists built
 	publishes atomic.Int64 // served lists handed to mcp-go (one list_changed each)
+
+	index metaIndex // meta mode's ranked search (meta.go)
 }
 
 // New returns a gateway for reg. It serves nothing until Run has published

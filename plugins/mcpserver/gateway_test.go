@@ -426,7 +426,10 @@ func TestMetaMode(t *testing.T) {
 		isError bool
 	}{
 		{SearchTools, map[string]any{}, "alpha_search  The alpha_search tool.\nbeta  The beta tool.\ngamma  The gamma tool.", false},
-		{SearchTools, map[string]any{"query": "ALPHA tool"}, "alpha_search  The alpha_search tool.", false},
+		{SearchTools, map[string]any{"query": "ALPHA"}, "alpha_search  The alpha_search tool.", false},
+		// Ranked: the tool with both words first, then those with one.
+		{SearchTools, map[string]any{"query": "gamma tool"}, "gamma  The gamma tool.\nbeta  The beta tool.\nalpha_search  The alpha_search tool.", false},
+		{SearchTools, map[string]any{"query": "search", "limit": 5}, "alpha_search  The alpha_search tool.", false},
 		{SearchTools, map[string]any{"limit": 1}, "alpha_search  The alpha_search tool.\n… and 2 more: narrow the query, or raise the limit.", false},
 		{SearchTools, map[string]any{"query": "nothing"}, `No tool matches "nothing". An empty query lists every tool.`, false},
 		{DescribeTool, map[string]any{"name": "beta"}, `{"annotations":{},"description":"The beta tool.\nSecond line.","inputSchema":{"type":"object","properties":{"x":{"type":"string"}}},"name":"beta"}`, false},

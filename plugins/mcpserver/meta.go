@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/harness-go/harness/plugins/tools"
+	"github.com/harness-go/harness/plugins/tools/search"
 )
 
 // The tools of mode meta. Their names, descriptions and schemas never
@@ -30,8 +32,8 @@ func (g *Gateway) metaTools() []server.ServerTool {
 		{
 			Tool: mcp.Tool{
 				Name: SearchTools,
-				Description: "Search the harness's tools. Returns one line per matching tool: its name and the first line of its description. " +
-					"Every word of the query must appear in the name or the description (any case); an empty query lists every tool. " +
+				Description: "Search the harness's tools. Returns one line per matching tool, best first: its name and the first line of its description. " +
+					"Tools are ranked by how well they match the query's words (BM25 over names, descriptions and parameter names; any case); an empty query lists every tool. " +
 					"The set of tools changes while the harness runs: search again rather than remembering. Then use describe_tool for a tool's parameters and call_tool to call it.",
 				RawInputSchema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"Words to look for; empty lists every tool."},"limit":{"type":"integer","minimum":1,"description":"The most tools to list (default 50)."}}}`),
 				Annotations:    mcp.ToolAnnotation{ReadOnlyHint: mcp.ToBoolPtr(true), OpenWorldHint: mcp.ToBoolPtr(false)},
@@ -74,33 +76,25 @@ func (g *Gateway) searchTools(ctx context.Context, req mcp.CallToolRequest) (*mc
 		in.Limit = searchLimit
 	}
 	g.waitReady(ctx)
-	words := strings.Fields(strings.ToLower(in.Query))
+	empty := strings.TrimSpace(in.Query) == ""
 	var lines []string
 	matched := 0
-	for _, t := range g.reg.List() {
-		hay := strings.ToLower(t.Name + "\n" + t.Description)
-		ok := true
-		for _, w := range words {
-			if !strings.Contains(hay, w) {
-				ok = false
-				break
-			}
+	if empty {
+		list := g.reg.List()
+		matched = len(list)
+		for _, t := range list[:min(len(list), in.Limit)] {
+			lines = append(lines, searchLine(t.Name, firstLine(t.Description)))
 		}
-		if !ok {
-			continue
-		}
-		matched++
-		if len(lines) < in.Limit {
-			line := t.Name
-			if first := firstLine(t.Description); first != "" {
-				line += "  " + first
-			}
-			lines = append(lines, line)
+	} else {
+		var hits []search.Hit
+		hits, matched = g.index.of(g.reg).Search(in.Query, in.Limit)
+		for _, h := range hits {
+			lines = append(lines, searchLine(h.Name, h.Line))
 		}
 	}
 	var b strings.Builder
 	switch {
-	case matched == 0 && len(words) == 0:
+	case matched == 0 && empty:
 		b.WriteString("The harness has no tools right now.")
 	case matched == 0:
 		fmt.Fprintf(&b, "No tool matches %q. An empty query lists every tool.", in.Query)
@@ -111,6 +105,35 @@ func (g *Gateway) searchTools(ctx context.Context, req mcp.CallToolRequest) (*mc
 		}
 	}
 	return mcp.NewToolResultText(b.String()), nil
+}
+
+func searchLine(name, first string) string {
+	if first == "" {
+		return name
+	}
+	return name + "  " + first
+}
+
+// metaIndex is the ranked search of meta mode's search_tools
+// (plugins/tools/search, as the agent's tool search), kept until the
+// registry changes.
+type metaIndex struct {
+	mu      sync.Mutex
+	version uint64
+	index   *search.Index
+}
+
+// of returns the index of reg's tools now.
+func (m *metaIndex) of(reg *tools.Registry) *search.Index {
+	v := reg.Version()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.index == nil || m.version != v {
+		// Listed after the version: a change in between makes the index
+		// newer than its version says, and the next search builds it again.
+		m.index, m.version = search.New(reg.List()), v
+	}
+	return m.index
 }
 
 func (g *Gateway) describeTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
