@@ -191,6 +191,14 @@ func agentLine(a *agent.Agent) string {
 	if info.Thinking != "" {
 		line += ", thinking " + info.Thinking
 	}
+	switch {
+	case info.Searching:
+		line += ", tool search on (" + info.SearchReason + ")"
+	case info.ToolSearch == agent.ToolSearchAuto:
+		line += ", tool search auto (off now)"
+	case info.ToolSearch == agent.ToolSearchOff:
+		line += ", tool search off"
+	}
 	if info.Note != "" {
 		line += "; " + info.Note
 	}

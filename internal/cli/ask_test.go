@@ -689,3 +689,60 @@ func (r repeatReader) Read(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// Tool search shows: a line on stderr when what a step sends changes, a
+// tool_search event per request with --json, and /agent says the mode and
+// what the conversation loaded.
+func TestToolSearchShows(t *testing.T) {
+	t.Parallel()
+	script := func() *fakellm.Server {
+		srv := fakellm.Start(t)
+		srv.Func(func(req *fakellm.Request) fakellm.Reply {
+			switch last := req.Last(); {
+			case last.Role == "user":
+				return fakellm.Call(fakellm.ToolCallSpec{ID: "s", Name: agent.SearchToolName, Arguments: `{"query":"echo a message"}`})
+			case last.ToolCallID == "s":
+				return fakellm.Call(fakellm.ToolCallSpec{ID: "c", Name: "echo", Arguments: `{"message":"found"}`})
+			}
+			return fakellm.Say("done")
+		})
+		return srv
+	}
+	config := func(srv *fakellm.Server) string {
+		return "- id: echo\n  name: echo\n" + agentEntry("model", srv.URL, "toolSearch: on")
+	}
+	r := runMain(t, config(script()), nil, false, nil, "ask", "say found")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	for _, want := range []string{
+		"[tool search: 1 of 2 tools sent: search_tools]\n→ search_tools {\"query\":\"echo a message\"}\n← 1 of 1 matching tools, best first;",
+		"[tool search: 2 of 2 tools sent: search_tools, 1 found]\n→ echo {\"message\":\"found\"}\n← found\n",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q\n%s", want, r)
+		}
+	}
+	if n := strings.Count(r.stderr, "[tool search:"); n != 2 {
+		t.Errorf("%d tool search lines, want 2 (the third step sends what the second did)\n%s", n, r)
+	}
+	r = runMain(t, config(script()), nil, false, nil, "ask", "say found", "--json")
+	for _, want := range []string{
+		`{"type":"tool_search","available":2,"sent":1,"loaded":0}`,
+		`{"type":"tool_search","available":2,"sent":2,"loaded":1}`,
+	} {
+		if !strings.Contains(r.stdout, want+"\n") {
+			t.Errorf("stdout lacks %s\n%s", want, r)
+		}
+	}
+	s := start(t, config(script()), false)
+	s.send("say found")
+	s.out.waitFor(t, "done\n")
+	s.send("/agent")
+	s.out.waitFor(t, ", 2 tools, tool search on (toolSearch: on)")
+	s.out.waitFor(t, "conversation: 1 turn, 6 messages, 1 tool loaded by search_tools, [")
+	s.send("/quit")
+	if code := s.exit(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}

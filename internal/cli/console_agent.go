@@ -107,5 +107,9 @@ func (c *console) agentCommand(id string) {
 	if current == "" {
 		fmt.Fprintln(out, "  (pick one with /agent ID)")
 	}
-	fmt.Fprintf(out, "conversation: %s, %d messages, %s\n", plural(ch.conv.Turns(), "turn"), ch.conv.Len(), usageLine(ch.conv.Usage()))
+	loaded := ""
+	if n := len(ch.conv.Loaded()); n > 0 {
+		loaded = fmt.Sprintf(", %s loaded by search_tools", plural(n, "tool"))
+	}
+	fmt.Fprintf(out, "conversation: %s, %d messages%s, %s\n", plural(ch.conv.Turns(), "turn"), ch.conv.Len(), loaded, usageLine(ch.conv.Usage()))
 }

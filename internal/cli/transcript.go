@@ -41,6 +41,7 @@ type transcript struct {
 	open        int  // calls announced and not answered yet
 	many        bool // the step being answered made several calls
 	saidError   bool // --json: an error event is out
+	searchSent  int  // tool search: the tools the last shown step sent
 
 	// resulted, when set, hears of each tool result (the console clears
 	// that call's progress line).
@@ -113,6 +114,15 @@ func (t *transcript) event(e agent.Event) {
 		t.endReasoning()
 		t.breakLine()
 		t.line(fmt.Sprintf("retrying in %s (attempt %d): %s", e.Wait.Round(10*time.Millisecond), e.Attempt, safe.Line(e.Message)))
+	case agent.EventToolSearch:
+		// Once a turn, and again when search_tools changed what is sent.
+		if e.Sent == t.searchSent {
+			return
+		}
+		t.searchSent = e.Sent
+		t.endReasoning()
+		t.breakLine()
+		t.line(toolSearchLine(e))
 	case agent.EventUsage:
 		t.endReasoning()
 		t.endAnswer()
@@ -240,4 +250,16 @@ func count(n int64) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// toolSearchLine says what a step in tool search mode sends.
+func toolSearchLine(e agent.Event) string {
+	parts := []string{"search_tools"}
+	if always := e.Sent - 1 - e.Loaded; always > 0 {
+		parts = append(parts, fmt.Sprintf("%d always loaded", always))
+	}
+	if e.Loaded > 0 {
+		parts = append(parts, fmt.Sprintf("%d found", e.Loaded))
+	}
+	return fmt.Sprintf("[tool search: %d of %s sent: %s]", e.Sent, plural(e.Available, "tool"), strings.Join(parts, ", "))
 }

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/harness-go/harness/host/secret"
@@ -31,7 +32,10 @@ type Agent struct {
 	url       string            // baseURL/chat/completions
 	keep      func(string) bool // the tool filters; nil sends every tool
 	keyVars   []string          // what apiKey reads, unset (Options.KeyVars)
-	system    []byte            // the system message, encoded; nil without one
+
+	setMu  sync.Mutex
+	set    *toolSet // the tools at the registry's last version seen (toolsearch.go)
+	system []byte   // the system message, encoded; nil without one
 }
 
 // Options are what an Agent needs besides its configuration.
@@ -110,21 +114,31 @@ type Info struct {
 	Tools int `json:"tools"`
 	// Note is a remark for people: a missing key, a deprecated model.
 	Note string `json:"note,omitempty"`
+	// ToolSearch is the entry's mode (auto, on, off); Searching says
+	// whether a request now uses tool search, and SearchReason why.
+	ToolSearch   string `json:"toolSearch"`
+	Searching    bool   `json:"searching"`
+	SearchReason string `json:"searchReason,omitempty"`
 }
 
 // Info describes the agent now.
 func (a *Agent) Info() Info {
 	_, n := a.reg.ModelSubset(a.keep)
-	return Info{
-		ID:       a.id,
-		Model:    a.cfg.Model,
-		Endpoint: a.cfg.endpoint(),
-		HasKey:   a.cfg.APIKey != "",
-		NeedsKey: a.cfg.NeedsKey(),
-		Thinking: a.cfg.Thinking,
-		Tools:    n,
-		Note:     note(&a.cfg),
+	info := Info{
+		ID:         a.id,
+		Model:      a.cfg.Model,
+		Endpoint:   a.cfg.endpoint(),
+		HasKey:     a.cfg.APIKey != "",
+		NeedsKey:   a.cfg.NeedsKey(),
+		Thinking:   a.cfg.Thinking,
+		Tools:      n,
+		Note:       note(&a.cfg),
+		ToolSearch: a.cfg.ToolSearch,
 	}
+	if a.cfg.ToolSearch != ToolSearchOff {
+		info.Searching, info.SearchReason = a.searching(a.toolSet())
+	}
+	return info
 }
 
 // note is the remark shown beside a keyless or deprecated configuration.

@@ -26,6 +26,20 @@ const (
 	// carries: 16 MiB, as for one response, a console line or a prompt
 	// from stdin.
 	DefaultMaxConversationBytes = 16 << 20
+	// DefaultToolSearchTokens is where toolSearch: auto turns tool search
+	// on: the tools' schemas would take more of a step's prompt than this
+	// (tokens estimated as encoded JSON bytes / 4).
+	DefaultToolSearchTokens = 10_000
+)
+
+// Tool search modes (toolSearch).
+const (
+	// ToolSearchAuto turns tool search on when the tools' schemas would
+	// take more than toolSearchTokens of a step, or there are more than
+	// maxTools.
+	ToolSearchAuto = "auto"
+	ToolSearchOn   = "on"  // always: the always-loaded tools, search_tools and what it found
+	ToolSearchOff  = "off" // never: every tool, each step (more than maxTools is an error)
 )
 
 // Thinking modes. Unset sends no thinking field (the provider's default).
@@ -90,6 +104,15 @@ type Config struct {
 	// (the system prompt included): the step that would pass it ends the
 	// turn with ErrConversationTooLarge.
 	MaxConversationBytes int `yaml:"maxConversationBytes" json:"maxConversationBytes" desc:"The most bytes of encoded messages one request may carry (default 16777216, 16 MiB); the step that would pass it ends the turn with an error saying so."`
+	// ToolSearch is auto, on or off: whether a step sends every tool, or
+	// only the always-loaded ones, search_tools and the tools it found.
+	ToolSearch string `yaml:"toolSearch" json:"toolSearch" enum:"auto,on,off" desc:"Tool search: auto (default) sends only the always-loaded tools, search_tools and the tools it found when every schema would take more than toolSearchTokens of a step or there are more than maxTools; on always does; off never does."`
+	// ToolSearchTokens is auto's threshold: the tools' schemas, encoded
+	// JSON bytes / 4.
+	ToolSearchTokens int `yaml:"toolSearchTokens" json:"toolSearchTokens" desc:"toolSearch auto turns tool search on above this many tokens of tool schemas in a step (default 10000; tokens = encoded JSON bytes / 4)."`
+	// AlwaysLoad are patterns of public names sent with every request in
+	// tool search mode, beside search_tools.
+	AlwaysLoad []string `yaml:"alwaysLoad" json:"alwaysLoad,omitempty" desc:"In tool search mode, always send the tools whose public names match one of these patterns (* and ? wildcards), as for an MCP entry with alwaysLoad: true."`
 }
 
 // DefaultConfig returns the configuration before cordis.yml is applied.
@@ -105,6 +128,8 @@ func DefaultConfig() Config {
 		StreamIdleTimeoutMs:  int(DefaultStreamIdleTimeout / time.Millisecond),
 		Retries:              DefaultRetries,
 		MaxConversationBytes: DefaultMaxConversationBytes,
+		ToolSearch:           ToolSearchAuto,
+		ToolSearchTokens:     DefaultToolSearchTokens,
 	}
 }
 
@@ -152,10 +177,16 @@ func (c *Config) Validate() error {
 	atLeast("streamIdleTimeoutMs", c.StreamIdleTimeoutMs, 1)
 	atLeast("retries", c.Retries, 0)
 	atLeast("maxConversationBytes", c.MaxConversationBytes, 1024)
+	atLeast("toolSearchTokens", c.ToolSearchTokens, 1)
+	switch c.ToolSearch {
+	case ToolSearchAuto, ToolSearchOn, ToolSearchOff:
+	default:
+		bad("toolSearch", "%q is not one of auto, on, off", c.ToolSearch)
+	}
 	for _, list := range []struct {
 		field    string
 		patterns []string
-	}{{"enabledTools", c.EnabledTools}, {"disabledTools", c.DisabledTools}} {
+	}{{"enabledTools", c.EnabledTools}, {"disabledTools", c.DisabledTools}, {"alwaysLoad", c.AlwaysLoad}} {
 		for i, pat := range list.patterns {
 			if !tools.ValidPattern(pat) {
 				bad(fmt.Sprintf("%s[%d]", list.field, i), "%q is not a valid pattern (* and ? wildcards)", pat)

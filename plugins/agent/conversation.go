@@ -53,6 +53,11 @@ type Conversation struct {
 	msgs  []Message
 	usage Usage
 	turns int
+	// loaded are the tools search_tools found (tool search mode), sent
+	// from then on; loadOrder is the order they were loaded in, the oldest
+	// first to go when maxTools leaves no room.
+	loaded    map[string]bool
+	loadOrder []string
 }
 
 // Messages returns the messages so far. The caller must not modify them.
@@ -66,6 +71,10 @@ func (c *Conversation) Turns() int { return c.turns }
 
 // Usage returns the usage of every turn so far, added up.
 func (c *Conversation) Usage() Usage { return c.usage }
+
+// Loaded returns the tools search_tools loaded in this conversation, in
+// the order they were loaded (tool search mode sends them at every step).
+func (c *Conversation) Loaded() []string { return append([]string(nil), c.loadOrder...) }
 
 // Reset forgets everything: the next turn starts a new conversation.
 func (c *Conversation) Reset() { *c = Conversation{} }

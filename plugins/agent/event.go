@@ -13,6 +13,7 @@ const (
 	EventToolCall   = "tool_call"   // ID, Name, Arguments: a call about to run (Arguments as the model sent them when they are not JSON: the call then fails)
 	EventToolResult = "tool_result" // ID, Name, Text, IsError, Duration
 	EventRetry      = "retry"       // Message, Attempt, Wait: a request is sent again
+	EventToolSearch = "tool_search" // Available, Sent, Loaded: a request in tool search mode is about to go
 	EventUsage      = "usage"       // Usage: what the turn cost
 	EventDone       = "done"        // FinishReason: the turn answered
 	EventError      = "error"       // Message: the turn failed
@@ -27,6 +28,7 @@ const (
 //	{"type":"tool_call","id":"…","name":"…","arguments":{…}}
 //	{"type":"tool_result","id":"…","name":"…","text":"…","isError":false,"ms":12}
 //	{"type":"retry","message":"…","attempt":1,"waitMs":500}
+//	{"type":"tool_search","available":500,"sent":4,"loaded":3}
 //	{"type":"usage","promptTokens":…,"completionTokens":…,"cacheHitTokens":…,"steps":…,"toolCalls":…,"ms":…}
 //	{"type":"done","finishReason":"stop"}
 //	{"type":"error","message":"…"}
@@ -43,6 +45,10 @@ type Event struct {
 	// A retry.
 	Attempt int
 	Wait    time.Duration
+	// A step in tool search mode: the tools there are (after the filters),
+	// how many the request sends (search_tools, the always-loaded ones and
+	// those search_tools found) and how many of them search_tools found.
+	Available, Sent, Loaded int
 	// The end of a turn.
 	Usage        Usage
 	FinishReason string
@@ -80,6 +86,10 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		field("message", e.Message)
 		field("attempt", e.Attempt)
 		field("waitMs", e.Wait.Milliseconds())
+	case EventToolSearch:
+		field("available", e.Available)
+		field("sent", e.Sent)
+		field("loaded", e.Loaded)
 	case EventUsage:
 		u := e.Usage
 		field("promptTokens", u.PromptTokens)

@@ -12,7 +12,11 @@
 //  1. The user's message joins the conversation.
 //  2. Each step takes the registry's model-visible list at that moment
 //     (after the entry's enabledTools/disabledTools), in its stable sorted
-//     order, byte for byte; more than maxTools is an error naming the count.
+//     order, byte for byte. With toolSearch (auto, the default, when the
+//     schemas would take more than toolSearchTokens or there are more than
+//     maxTools) the step sends search_tools, the always-loaded tools and
+//     those search_tools found in the conversation instead; more than
+//     maxTools sent is an error naming the count.
 //     Messages that would pass maxConversationBytes end the turn (checked
 //     before each request and before a response's calls run).
 //  3. The request streams (chat completions, stream_options.include_usage).

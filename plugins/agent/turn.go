@@ -62,11 +62,15 @@ func (a *Agent) Run(ctx context.Context, conv *Conversation, prompt string, emit
 			keepSeen(conv, mark, nil)
 			return fail(a.conversationTooLarge("the next request would carry", size, ""))
 		}
-		list, n := a.reg.ModelSubset(a.keep)
-		if n > a.cfg.MaxTools {
-			return fail(a.tooManyTools(n))
+		st, err := a.stepTools(conv)
+		if err != nil {
+			keepSeen(conv, mark, nil)
+			return fail(err)
 		}
-		r, err := a.request(ctx, a.body(conv, list, n), emitOne)
+		if st.set != nil {
+			emitOne(Event{Type: EventToolSearch, Available: len(st.set.list), Sent: st.n, Loaded: st.loaded})
+		}
+		r, err := a.request(ctx, a.body(conv, st.list, st.n), emitOne)
 		u.PromptTokens += r.usage.PromptTokens
 		u.CompletionTokens += r.usage.CompletionTokens
 		u.CacheHitTokens += r.usage.CacheHitTokens
@@ -92,7 +96,7 @@ func (a *Agent) Run(ctx context.Context, conv *Conversation, prompt string, emit
 			return u, nil
 		}
 		u.ToolCalls += len(msg.ToolCalls)
-		for _, res := range a.runCalls(ctx, msg.ToolCalls, emitOne) {
+		for _, res := range a.runCalls(ctx, msg.ToolCalls, a.newLoader(conv, st), emitOne) {
 			conv.add(res)
 		}
 		if ctx.Err() != nil {
@@ -147,6 +151,9 @@ func (a *Agent) tooManyTools(n int) error {
 	how := "set enabledTools or disabledTools in the agent's entry (patterns of public names), or narrow the MCP entries with their own enabledTools/disabledTools"
 	if a.cfg.filtered() {
 		how = "narrow the agent's enabledTools/disabledTools further, or the MCP entries' own"
+	}
+	if a.cfg.ToolSearch == ToolSearchOff {
+		how += "; or set toolSearch: auto, which sends only search_tools and the tools it finds"
 	}
 	return fmt.Errorf("agent entry %q: %w: %d tools would be sent and the model takes at most %d (maxTools); %s", a.id, ErrTooManyTools, n, a.cfg.MaxTools, how)
 }
@@ -227,7 +234,7 @@ func (a *Agent) request(ctx context.Context, body []byte, emit func(Event)) (*re
 
 // runCalls runs the calls of one step, at most maxParallelToolCalls at once,
 // and returns their results in the order of the calls.
-func (a *Agent) runCalls(ctx context.Context, calls []ToolCall, emit func(Event)) []Message {
+func (a *Agent) runCalls(ctx context.Context, calls []ToolCall, ld *loader, emit func(Event)) []Message {
 	out := make([]Message, len(calls))
 	args := make([]json.RawMessage, len(calls))
 	argErrs := make([]error, len(calls))
@@ -253,7 +260,7 @@ func (a *Agent) runCalls(ctx context.Context, calls []ToolCall, emit func(Event)
 			res, ran := tools.Result{}, false
 			select {
 			case sem <- struct{}{}:
-				res, ran = a.call(ctx, c.Name, args[i], argErrs[i]), true
+				res, ran = a.call(ctx, c.Name, args[i], argErrs[i], ld), true
 				<-sem
 			case <-ctx.Done():
 			}
@@ -273,14 +280,19 @@ func (a *Agent) runCalls(ctx context.Context, calls []ToolCall, emit func(Event)
 }
 
 // call runs one tool through the registry. A tool the agent's filters hide
-// is unknown to it; arguments that are not JSON are the model's to fix.
-func (a *Agent) call(ctx context.Context, name string, args json.RawMessage, argErr error) tools.Result {
+// is unknown to it; arguments that are not JSON are the model's to fix. In
+// tool search mode (ld not nil) search_tools is the agent's own, and a tool
+// called without having been sent is loaded from the next step on.
+func (a *Agent) call(ctx context.Context, name string, args json.RawMessage, argErr error, ld *loader) tools.Result {
 	switch {
 	case argErr != nil:
 		return tools.Result{Text: "Error: the arguments are not valid JSON (" + argErr.Error() + "); send one JSON object", IsError: true}
+	case ld != nil && name == SearchToolName:
+		return ld.searchTools(args)
 	case a.keep != nil && !a.keep(name):
 		return tools.Result{Text: fmt.Sprintf("Error: unknown tool %q", name), IsError: true}
 	}
+	ld.called(name)
 	return a.reg.Execute(ctx, name, args)
 }
 

@@ -439,8 +439,9 @@ func TestUsage(t *testing.T) {
 	}
 }
 
-// More tools than maxTools is an error naming the count and the filters;
-// the filters bring the list under the limit.
+// With toolSearch off, more tools than maxTools is an error naming the
+// count and the filters; the filters bring the list under the limit. (With
+// the default, auto, tool search takes over: toolsearch_test.go.)
 func TestMaxTools(t *testing.T) {
 	t.Parallel()
 	var many []tools.Tool
@@ -449,12 +450,12 @@ func TestMaxTools(t *testing.T) {
 	}
 	t.Run("too many", func(t *testing.T) {
 		t.Parallel()
-		x := newFixture(t, nil)
+		x := newFixture(t, func(c *agent.Config) { c.ToolSearch = agent.ToolSearchOff })
 		x.register(many...)
 		var conv agent.Conversation
 		o := x.turn(&conv, "hi")
 		if !errors.Is(o.err, agent.ErrTooManyTools) || !strings.Contains(o.err.Error(), "130 tools") || !strings.Contains(o.err.Error(), "at most 128") ||
-			!strings.Contains(o.err.Error(), "enabledTools") {
+			!strings.Contains(o.err.Error(), "enabledTools") || !strings.Contains(o.err.Error(), "toolSearch: auto") {
 			t.Fatalf("err = %v", o.err)
 		}
 		if n := len(x.srv.Requests()); n != 0 {
@@ -488,7 +489,7 @@ func TestMaxTools(t *testing.T) {
 	})
 	t.Run("lower maxTools", func(t *testing.T) {
 		t.Parallel()
-		x := newFixture(t, func(c *agent.Config) { c.MaxTools = 2 })
+		x := newFixture(t, func(c *agent.Config) { c.MaxTools = 2; c.ToolSearch = agent.ToolSearchOff })
 		x.register(many[:3]...)
 		var conv agent.Conversation
 		if o := x.turn(&conv, "hi"); !errors.Is(o.err, agent.ErrTooManyTools) || !strings.Contains(o.err.Error(), "3 tools") {
