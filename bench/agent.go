@@ -23,10 +23,12 @@ import (
 
 // AgentOptions size the agent measurement.
 type AgentOptions struct {
-	Tools  int // tools in the registry, all sent with every step
+	Tools  int // tools in the registry, all sent with every step (toolSearch: off)
 	Warmup int // turns not recorded
 	Turns  int // turns of two steps for the per-step cost
 	TTFB   int // first-text measurements per client
+	// Search sizes the tool search measurement.
+	Search SearchOptions
 }
 
 // AgentResult is what the agent measurement found.
@@ -42,6 +44,8 @@ type AgentResult struct {
 	// same request sent by a bare HTTP client → the first content line read.
 	// Both against the same fake server over loopback, interleaved.
 	TTFBHarness, TTFBServer []time.Duration
+	// Search is the tool search measurement (nil when not run).
+	Search *SearchResult
 }
 
 // Added is the harness's time to first text byte minus the server's own,
@@ -102,6 +106,11 @@ func RunAgent(ctx context.Context, o AgentOptions, progress func(string)) (*Agen
 			res.TTFBServer = append(res.TTFBServer, b)
 		}
 	}
+	if o.Search.Tools > 0 {
+		if res.Search, err = RunToolSearch(ctx, o.Search, progress); err != nil {
+			return nil, err
+		}
+	}
 	return res, nil
 }
 
@@ -146,6 +155,7 @@ func NewStepBench(n int) (*StepBench, error) {
 	}
 	cfg := agent.DefaultConfig()
 	cfg.BaseURL = "http://model.invalid" // never dialled
+	cfg.ToolSearch = agent.ToolSearchOff // every tool in every request: 43 KB would turn auto's search on
 	b.a = agent.New(cfg, reg, agent.Options{ID: "bench", Logger: slog.New(slog.DiscardHandler),
 		HTTPClient: &http.Client{Transport: cannedModel{n: &b.req}}})
 	return b, nil
@@ -243,6 +253,7 @@ func NewTTFBBench(n int) (*TTFBBench, error) {
 	}
 	cfg := agent.DefaultConfig()
 	cfg.BaseURL = b.srv.URL
+	cfg.ToolSearch = agent.ToolSearchOff // every tool in every request, as in the step's measurement
 	b.a = agent.New(cfg, reg, agent.Options{ID: "bench", Logger: slog.New(slog.DiscardHandler)})
 	if _, err := b.Harness(context.Background()); err != nil { // also captures the body
 		b.Close()

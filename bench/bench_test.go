@@ -311,3 +311,25 @@ func BenchmarkAgentTTFB(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAgentSearchStep is one step of a turn in tool search mode with
+// 1000 tools (search_tools, the tool it found, the answer), the model and
+// the tools answering at once.
+func BenchmarkAgentSearchStep(b *testing.B) {
+	sb, err := bench.NewSearchStepBench(1000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sb.Close()
+	ctx := context.Background()
+	b.ReportAllocs()
+	var total time.Duration
+	for b.Loop() {
+		d, err := sb.Turn(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		total += d
+	}
+	b.ReportMetric(float64(total.Nanoseconds())/float64(3*b.N), "ns/step")
+}

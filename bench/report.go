@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -104,6 +105,17 @@ func (r *Report) Targets() []Target {
 	if a := r.Agent; a != nil && len(a.TTFBHarness) > 0 {
 		added := a.Added()
 		out = append(out, Target{Name: "agent: time to first text byte added to the fake server's own, medians", Measured: usf(added), Limit: "≤ 2 ms", Met: added <= 2*time.Millisecond})
+	}
+	if a := r.Agent; a != nil && a.Search != nil {
+		s := a.Search
+		ratio(fmt.Sprintf("agent, tool search: prompt tokens per step, search / every schema, %d tools", s.Tools), s.Ratio(), 1, 0.15, true)
+		found := Target{Name: fmt.Sprintf("agent, tool search: a scripted model finds and calls a tool among %d through search_tools", s.Tools), Measured: "yes", Limit: "yes", Met: s.Found}
+		if !s.Found {
+			found.Measured = "no"
+		}
+		out = append(out, found)
+		step := Median(s.Step)
+		out = append(out, Target{Name: fmt.Sprintf("agent, tool search: the harness's own time per step, %d tools, median", s.StepTools), Measured: usf(step), Limit: "≤ 1 ms", Met: len(s.Step) > 0 && step <= time.Millisecond})
 	}
 	for _, p := range gatewayPairs {
 		d, g := gatewayCall(r, p[0]), gatewayCall(r, p[1])
@@ -244,6 +256,24 @@ func (r *Report) WriteTable(w io.Writer) {
 		tw.Flush()
 		fmt.Fprintf(w, "   %.0f allocations, %.1f KiB allocated per step\n", a.StepAllocs, a.StepBytes/1024)
 	}
+	if a := r.Agent; a != nil && a.Search != nil {
+		s := a.Search
+		fmt.Fprintf(w, "\n7b. Tool search: one task (find the weather tool among %d, call it, answer), prompt per step estimated as request bytes / 4\n\n", s.Tools)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "\tsteps\tprompt tokens per step\tmean\t\n")
+		fmt.Fprintf(tw, "tool search (search_tools, then what it found)\t%d\t%s\t%.0f\t\n", len(s.SearchTokens), joinInts(s.SearchTokens), mean(s.SearchTokens))
+		fmt.Fprintf(tw, "every schema at every step (toolSearch: off)\t%d\t%s\t%.0f\t\n", len(s.FullTokens), joinInts(s.FullTokens), mean(s.FullTokens))
+		tw.Flush()
+		found := "yes"
+		if !s.Found {
+			found = "NO"
+		}
+		fmt.Fprintf(w, "   search / every schema: %.3f; the model found the tool through search_tools and called it: %s\n", s.Ratio(), found)
+		if len(s.Step) > 0 {
+			fmt.Fprintf(w, "   harness's own time per step in search mode, %d tools (%d turns of 3 steps: search, call, answer): p50 %s, p99 %s\n",
+				s.StepTools, len(s.Step), usf(Median(s.Step)), usf(Percentile(s.Step, 99)))
+		}
+	}
 
 	if len(r.Gateway) > 0 {
 		c := o.Gateway
@@ -338,4 +368,12 @@ func sortedKeys[V any](m map[int]V) []int {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+func joinInts(v []int) string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = fmt.Sprint(x)
+	}
+	return strings.Join(parts, ", ")
 }

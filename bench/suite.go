@@ -55,11 +55,12 @@ func FullSuite() SuiteOptions {
 		MemoryNs:    []int{0, 10, 50},
 		MemoryReps:  3,
 		Tools:       10_000,
-		Agent:       AgentOptions{Tools: 100, Warmup: 500, Turns: 5000, TTFB: 1000},
-		SoakCycles:  1000,
-		SoakFile:    10,
-		Gateway:     CallOptions{Rounds: 10, Warmup: 1000, Seq: 1000, Callers: 16, ParN: 100},
-		Cold:        true,
+		Agent: AgentOptions{Tools: 100, Warmup: 500, Turns: 5000, TTFB: 1000,
+			Search: SearchOptions{Tools: 500, StepTools: 1000, Warmup: 100, Turns: 2000}},
+		SoakCycles: 1000,
+		SoakFile:   10,
+		Gateway:    CallOptions{Rounds: 10, Warmup: 1000, Seq: 1000, Callers: 16, ParN: 100},
+		Cold:       true,
 	}
 }
 
@@ -75,10 +76,11 @@ func QuickSuite() SuiteOptions {
 		MemoryNs:    []int{0, 1},
 		MemoryReps:  1,
 		Tools:       1000,
-		Agent:       AgentOptions{Tools: 100, Warmup: 10, Turns: 20, TTFB: 10},
-		SoakCycles:  4,
-		SoakFile:    2,
-		Gateway:     CallOptions{Rounds: 1, Warmup: 5, Seq: 20, Callers: 16, ParN: 2},
+		Agent: AgentOptions{Tools: 100, Warmup: 10, Turns: 20, TTFB: 10,
+			Search: SearchOptions{Tools: 500, StepTools: 1000, Warmup: 1, Turns: 3}},
+		SoakCycles: 4,
+		SoakFile:   2,
+		Gateway:    CallOptions{Rounds: 1, Warmup: 5, Seq: 20, Callers: 16, ParN: 2},
 	}
 }
 
