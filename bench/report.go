@@ -54,6 +54,9 @@ func (r *Report) Targets() []Target {
 		if b > 0 && a >= 0 {
 			v := a / b
 			t.Measured = fmt.Sprintf("%.2f", v)
+			if v < 0.1 {
+				t.Measured = fmt.Sprintf("%.3f", v) // 0.018, not 0.02
+			}
 			t.Met = (atMost && v <= limit) || (!atMost && v >= limit)
 		}
 		out = append(out, t)
