@@ -228,6 +228,9 @@ func TestSeedsConfigLiveRename(t *testing.T) {
 	if got := toolNames(first); !slices.Equal(got, wantNames("alpha")) {
 		t.Fatalf("first /tools = %v, want %v\n%s", got, wantNames("alpha"), s.dump())
 	}
+	// The start's own ready line may come after the console settled: let it
+	// come before the first mark, or a rename would take it for its own.
+	s.waitErr(0, `"mcp-fx ready" of the start`, hasPrefix("harness: mcp-fx ready"))
 
 	rename := func(to string) []string {
 		t.Helper()
