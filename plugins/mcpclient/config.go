@@ -19,17 +19,19 @@ const (
 	TransportHTTP  = "streamable-http"
 )
 
-// Protocol strategies.
+// Protocol strategies (docs/rfc/0003-mcp-client.md, "Protocol strategy").
 const (
 	// ProtocolAuto performs the initialize handshake (protocol 2025-11-25,
-	// which every server we know answers at once) and falls back to the
-	// stateless protocol of 2026-07-28 only when a server rejects the
-	// handshake as an unknown method.
+	// which every server of that era answers at once) and falls back to the
+	// stateless protocol of 2026-07-28 (server/discover) when the server
+	// refuses the handshake: a JSON-RPC error saying the method, the
+	// request or its version is not what it serves, or an HTTP 4xx whose
+	// body is not JSON-RPC. A transport failure is not a refusal.
 	ProtocolAuto = "auto"
 	// ProtocolLegacy performs the initialize handshake only.
 	ProtocolLegacy = "legacy"
-	// ProtocolModern probes with server/discover first (mcp-go's default)
-	// and falls back to the handshake.
+	// ProtocolModern probes with server/discover first and falls back to
+	// the handshake when the server refuses it.
 	ProtocolModern = "modern"
 )
 
@@ -74,7 +76,11 @@ type Config struct {
 	// 30000).
 	StartupTimeoutMs int `yaml:"startupTimeoutMs" json:"startupTimeoutMs" desc:"Timeout of each connection (connecting and its tools/list, at start and at each reconnect) and of each re-listing, in milliseconds (default 30000)."`
 	// Protocol is the handshake strategy: auto (default), legacy or modern.
-	Protocol string `yaml:"protocol" json:"protocol" enum:"auto,legacy,modern" desc:"Handshake: auto (initialize, falling back to server/discover), legacy (initialize only) or modern (server/discover first)."`
+	Protocol string `yaml:"protocol" json:"protocol" enum:"auto,legacy,modern" desc:"Which MCP revision to speak: auto (the initialize handshake of 2025-11-25, and 2026-07-28's server/discover when the server refuses it), legacy (initialize only) or modern (server/discover first, initialize when refused)."`
+	// Roots are the folders the server may work in, answered to
+	// roots/list: paths (relative to cordis.yml's folder) or file:// URIs.
+	// None: the capability is not declared.
+	Roots []string `yaml:"roots" json:"roots,omitempty" desc:"Folders the server may work in, answered to its roots/list: paths relative to cordis.yml's folder, or file:// URIs (none: roots are not offered). Live: an edit tells the server."`
 
 	// EnabledTools, when set, registers only the tools whose raw names match
 	// one of these patterns (path.Match syntax: * and ? wildcards).
@@ -103,20 +109,8 @@ type Reconnect struct {
 	MaxAttempts    int  `yaml:"maxAttempts" json:"maxAttempts" desc:"Attempts before the entry fails (default 10)."`
 }
 
-// delay is how long attempt n (from 1) waits.
-func (r Reconnect) delay(n int) time.Duration {
-	d := time.Duration(r.InitialDelayMs) * time.Millisecond
-	limit := time.Duration(r.MaxDelayMs) * time.Millisecond
-	for i := 1; i < n && d < limit; i++ {
-		d *= 2
-	}
-	return min(d, limit)
-}
-
-func (r Reconnect) stable() time.Duration { return time.Duration(r.MaxDelayMs) * time.Millisecond }
-
 // Live are the keys that apply to a running instance without a restart.
-var Live = []string{"toolCallTimeoutMs", "maxResultBytes", "enabledTools", "disabledTools", "reconnect"}
+var Live = []string{"toolCallTimeoutMs", "maxResultBytes", "enabledTools", "disabledTools", "reconnect", "roots"}
 
 // defaultConfig returns the configuration before cordis.yml is applied.
 func defaultConfig() Config {
@@ -218,6 +212,11 @@ func (c *Config) Validate() error {
 		}
 		if r.MaxAttempts <= 0 {
 			bad("reconnect.maxAttempts", "must be at least 1 (set enabled: false to never reconnect)")
+		}
+	}
+	for i, r := range c.Roots {
+		if why := checkRoot(r); why != "" {
+			bad(fmt.Sprintf("roots[%d]", i), "%s", why)
 		}
 	}
 	if c.MaxResultBytes < 0 {

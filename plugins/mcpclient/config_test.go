@@ -162,6 +162,9 @@ func TestValidate(t *testing.T) {
 		{"tool filters", stdio(func(c *Config) { c.EnabledTools, c.DisabledTools = []string{"get-*", "echo"}, []string{"get-env"} }), nil},
 		{"a malformed tool pattern", stdio(func(c *Config) { c.EnabledTools, c.DisabledTools = []string{"ok", "[a-"}, []string{""} }),
 			[]string{`enabledTools[1]: "[a-" is not a valid name pattern (* and ? wildcards, [a-z] classes)`, `disabledTools[0]: "" is not a valid name pattern (* and ? wildcards, [a-z] classes)`}},
+		{"roots", web(func(c *Config) { c.Roots = []string{"src", "/abs/dir", "file:///srv/data"} }), nil},
+		{"bad roots", stdio(func(c *Config) { c.Roots = []string{" ", "https://example.com/x", "file://%zz", "a\x00b"} }),
+			[]string{"roots[0]: is empty", `roots[1]: "https://example.com/x" is neither a path nor a file:// URI`, `roots[2]: "file://%zz" is not a valid file:// URI`, `roots[3]: "a\x00b" holds a NUL byte`}},
 		{"a negative result budget", stdio(func(c *Config) { c.MaxResultBytes = -1 }),
 			[]string{"maxResultBytes: must not be negative (0 keeps results whole)"}},
 		{"reconnect off ignores its numbers", stdio(func(c *Config) { c.Reconnect = Reconnect{Enabled: false, InitialDelayMs: -1} }), nil},
@@ -369,7 +372,7 @@ func TestConfigErrorsThroughHost(t *testing.T) {
 		{"env name", "    serverName: s\n    transport: stdio\n    command: x\n    env:\n      'A=B': v\n",
 			[]string{`cordis.yml:8:7: entry "e": config.env: "A=B" is not a valid environment variable name`}},
 		{"unknown key", "    serverName: s\n    transport: stdio\n    command: x\n    timeout: 5\n",
-			[]string{`cordis.yml:7:5: entry "e": config.timeout: unknown key "timeout" (known keys: alwaysLoad, args, command, cwd, disabledTools, enabledTools, env, headers, maxResultBytes, protocol, reconnect, serverName, startupTimeoutMs, toolCallTimeoutMs, transport, url)`}},
+			[]string{`cordis.yml:7:5: entry "e": config.timeout: unknown key "timeout" (known keys: alwaysLoad, args, command, cwd, disabledTools, enabledTools, env, headers, maxResultBytes, protocol, reconnect, roots, serverName, startupTimeoutMs, toolCallTimeoutMs, transport, url)`}},
 		{"wrong type", "    serverName: s\n    transport: stdio\n    command: x\n    toolCallTimeoutMs: soon\n",
 			[]string{`cordis.yml:7:24: entry "e": config.toolCallTimeoutMs: cannot unmarshal !!str ` + "`soon`" + ` into int`}},
 	} {

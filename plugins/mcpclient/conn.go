@@ -2,30 +2,91 @@ package mcpclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 
-	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/harness-go/harness/host/secret"
+	"github.com/harness-go/harness/internal/jsonrpc"
 	"github.com/harness-go/harness/internal/proc"
 )
 
-// conn is one connection to an MCP server, over stdio or Streamable HTTP:
-// raw JSON-RPC requests and notifications out (mcp-go's transport
-// interface, which both implement), notifications in, and a signal when it
-// ends. The session speaks the protocol on it; there is no other request
-// path.
-type conn interface {
-	transport.Interface
-	// Done is closed when the connection is lost: the server exited, or
-	// the network refused or reset it. Close closes it too.
-	Done() <-chan struct{}
-	// Err says why the connection ended.
-	Err() error
+// The layers of a connection to an MCP server (docs/rfc/0003-mcp-client.md,
+// "Layers"), bottom up:
+//
+//  1. process.go: a stdio server's process (containment, the close ladder,
+//     the exit reason, the stderr tail). Streamable HTTP has none.
+//  2. A framing: one JSON-RPC message in, one out, close. framing.go over a
+//     process's pipes (lines, bounded, garbage skipped), http.go over
+//     Streamable HTTP (a POST per message, JSON or event-stream answers,
+//     the session id, the listening stream, resumption).
+//  3. rpc.go: one reader, the pending map, and the one place where
+//     responses, notifications and the server's own requests are
+//     dispatched, for every framing.
+//  4. session.go: MCP on top (the handshake of either revision, the
+//     per-request metadata, tools/list and tools/call read raw, the answers
+//     to the server's requests).
+
+// framing is a message-level connection to a server: Read returns the next
+// message (an error ends the connection: the server went away, or Close was
+// called), Write sends one, Close ends it. Read is called by one goroutine
+// at a time; Write by any number.
+type framing interface {
+	Read() (*inMsg, error)
+	Write(ctx context.Context, m *outMsg) error
+	Close() error
+}
+
+// inMsg is one JSON-RPC message from the server, decoded at its top level;
+// its values stay raw.
+type inMsg struct {
+	ID     json.RawMessage // absent (nil) for a notification
+	Method string
+	Params json.RawMessage
+	Result json.RawMessage
+	Error  *wireError
+	// via is the id key of our request on whose HTTP response stream the
+	// message came: a server request or notification there belongs to that
+	// request. "" over stdio and on the listening stream.
+	via string
+	// tooLarge marks a message over MaxMessageBytes that was discarded:
+	// only ID is known, when it could be read from the start.
+	tooLarge bool
+	// call is the call of ours in flight that a request or notification of
+	// the server's belongs to, set as it is read (rpc.attach): by the time
+	// it is handled, the call may have ended.
+	call *callInfo
+}
+
+// wireError is a JSON-RPC error object.
+type wireError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (m *inMsg) hasID() bool      { return len(m.ID) > 0 && string(m.ID) != "null" }
+func (m *inMsg) isRequest() bool  { return m.Method != "" && m.hasID() }
+func (m *inMsg) isResponse() bool { return m.Method == "" && (m.hasID() || m.Error != nil) }
+func (m *inMsg) key() string      { return jsonrpc.IDKey(m.ID) }
+
+// outMsg is one JSON-RPC message to the server.
+type outMsg struct {
+	data []byte // the encoded message, on one line
+	// id is the encoded id of a request of ours (nil for a notification or
+	// a response): Streamable HTTP answers a request on its own POST.
+	id json.RawMessage
+	// method is the message's method ("" for a response).
+	method string
+	// header holds the HTTP headers of this message (Mcp-Method, Mcp-Name,
+	// Mcp-Param-*); stdio has none.
+	header http.Header
 }
 
 // notSentError is the error of a request that never reached the server:
@@ -43,11 +104,78 @@ func notSent(err error) bool {
 	return errors.As(err, &ns)
 }
 
-// dial opens a connection as cfg says: it starts a stdio server, or
-// prepares the HTTP client. life is the instance's long-lived context (the
-// HTTP transport ties its listening stream to it); dir is the directory of
-// cordis.yml; spawn starts stdio servers (contained: internal/proc).
-func dial(life context.Context, spawn *proc.Spawner, cfg *Config, dir string, log *slog.Logger, secrets *secret.Set) (conn, error) {
+// errTooLarge is the error of a request whose response exceeded
+// MaxMessageBytes.
+var errTooLarge = fmt.Errorf("the server's response exceeded the %d MiB message limit", MaxMessageBytes>>20)
+
+// decode reads one JSON-RPC message; false means it is not one.
+func decode(data []byte) (*inMsg, bool) {
+	m, ok := jsonrpc.Scan(data)
+	if !ok {
+		var slow struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(data, &slow) != nil {
+			return nil, false
+		}
+		m = jsonrpc.Message{ID: slow.ID, Params: slow.Params, Result: slow.Result, Error: slow.Error}
+		if slow.Method != "" {
+			m.Method, _ = json.Marshal(slow.Method)
+		}
+	}
+	if !validID(m.ID) || !structured(m.Params) {
+		return nil, false // JSON-RPC: an id is a string or a number, params are structured
+	}
+	out := &inMsg{ID: copyRaw(m.ID), Params: copyRaw(m.Params), Result: copyRaw(m.Result)}
+	if len(m.Method) > 0 && string(m.Method) != "null" {
+		if s, ok := jsonrpc.PlainString(m.Method); ok {
+			out.Method = s
+		} else if json.Unmarshal(m.Method, &out.Method) != nil {
+			return nil, false
+		}
+	}
+	if len(m.Error) > 0 && string(m.Error) != "null" {
+		var e wireError
+		if json.Unmarshal(m.Error, &e) != nil {
+			e = wireError{Code: mcp.INTERNAL_ERROR, Message: "the server answered with an error that does not decode"}
+		}
+		out.Error = &e
+	}
+	if out.Method == "" && !out.hasID() && out.Error == nil {
+		return nil, false // neither a request, a notification nor a response
+	}
+	return out, true
+}
+
+func validID(id json.RawMessage) bool {
+	if len(id) == 0 || string(id) == "null" {
+		return true
+	}
+	c := id[0]
+	return c == '"' || c == '-' || (c >= '0' && c <= '9')
+}
+
+func structured(params json.RawMessage) bool {
+	return len(params) == 0 || params[0] == '{' || params[0] == '[' || string(params) == "null"
+}
+
+// copyRaw copies a value out of a buffer that is reused.
+func copyRaw(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 {
+		return nil
+	}
+	return append(json.RawMessage(nil), b...)
+}
+
+// dial opens a framing as cfg says: it starts a stdio server, or prepares
+// the Streamable HTTP client (nothing is sent before the handshake). dir is
+// the directory of cordis.yml; spawn starts stdio servers (contained:
+// internal/proc).
+func dial(spawn *proc.Spawner, cfg *Config, dir string, log *slog.Logger, secrets *secret.Set) (framing, error) {
 	switch cfg.Transport {
 	case TransportStdio:
 		env := childEnv(os.Environ(), cfg.Env, secrets)
@@ -65,9 +193,13 @@ func dial(life context.Context, spawn *proc.Spawner, cfg *Config, dir string, lo
 			}
 			return nil, fmt.Errorf("cwd %s: %w", cwd, err)
 		}
-		return startStdio(spawn, cfg.Command, cfg.Args, env, cwd, log, secrets)
+		p, err := startProcess(spawn, cfg.Command, cfg.Args, env, cwd, log, secrets)
+		if err != nil {
+			return nil, err
+		}
+		return newLineFraming(p, log, secrets), nil
 	case TransportHTTP:
-		return dialHTTP(life, cfg, log, secrets)
+		return newHTTPFraming(cfg, log, secrets), nil
 	}
 	return nil, fmt.Errorf("transport %q is not supported", cfg.Transport)
 }

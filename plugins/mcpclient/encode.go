@@ -55,45 +55,16 @@ func appendRaw(b []byte, raw json.RawMessage) []byte {
 	return append(b, buf.Bytes()...)
 }
 
-// appendRequest encodes a JSON-RPC request as encoding/json would, without
-// reflection for the usual shapes (an id of ours, a method, tools/call's
-// params).
-func appendRequest(b []byte, id any, method string, params any) ([]byte, error) {
+// appendRequest encodes a JSON-RPC request as encoding/json would: id is
+// an encoded id of ours, params an encoded object (nil: none).
+func appendRequest(b []byte, id json.RawMessage, method string, params json.RawMessage) ([]byte, error) {
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	switch v := id.(type) {
-	case string:
-		b = appendString(b, v)
-	default:
-		raw, err := json.Marshal(v)
-		if err != nil {
-			return nil, err
-		}
-		b = append(b, raw...)
-	}
+	b = append(b, id...)
 	b = append(b, `,"method":`...)
 	b = appendString(b, method)
 	if params != nil {
 		b = append(b, `,"params":`...)
-		switch p := params.(type) {
-		case callParams:
-			b = append(b, `{"name":`...)
-			b = appendString(b, p.Name)
-			b = append(b, `,"arguments":`...)
-			if len(p.Arguments) == 0 {
-				b = append(b, "null"...)
-			} else {
-				b = appendRaw(b, p.Arguments)
-			}
-			b = append(b, '}')
-		case json.RawMessage:
-			b = appendRaw(b, p)
-		default:
-			raw, err := json.Marshal(p)
-			if err != nil {
-				return nil, err
-			}
-			b = append(b, raw...)
-		}
+		b = appendRaw(b, params)
 	}
 	return append(b, '}'), nil
 }

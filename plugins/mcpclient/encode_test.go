@@ -4,32 +4,34 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
-
-	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// appendRequest writes what encoding/json writes for the same request.
+// appendRequest writes what encoding/json writes for the same request, on
+// one line.
 func TestAppendRequest(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		id     any
+		id     string
 		method string
-		params any
+		params json.RawMessage
 	}{
-		{"h1", "tools/call", callParams{Name: "echo", Arguments: json.RawMessage(`{"message":"hi"}`)}},
-		{"h2", "tools/call", callParams{Name: "we\"ird\\\n\x01名前", Arguments: json.RawMessage(`{}`)}},
-		{"h3", "tools/list", map[string]any{"cursor": "c1"}},
-		{"h4", "tools/list", nil},
-		{int64(5), "ping", json.RawMessage(`{}`)},
-		{"h6", "tools/call", callParams{Name: "bad\xffutf8", Arguments: json.RawMessage(`{}`)}},
-		{"h7", "tools/call", callParams{Name: "echo", Arguments: json.RawMessage("{\"message\":\n\"pasted\"\r\n}")}},
+		{`"h1"`, "tools/call", mustJSON(toolCall{Name: "echo", Arguments: json.RawMessage(`{"message":"hi"}`)})},
+		{`"h2"`, "tools/call", mustJSON(toolCall{Name: "we\"ird\\\n\x01名前", Arguments: json.RawMessage(`{}`)})},
+		{`"h3"`, "tools/list", mustJSON(map[string]any{"cursor": "c1"})},
+		{`"h4"`, "tools/list", nil},
+		{`5`, "ping", json.RawMessage(`{}`)},
+		{`"h6"`, "we\"ird\x01", json.RawMessage(`{}`)},
+		{`"h7"`, "tools/call", json.RawMessage("{\"name\":\"echo\",\"arguments\":{\"message\":\n\"pasted\"\r\n}}")},
 	} {
-		got, err := appendRequest(nil, tc.id, tc.method, tc.params)
+		got, err := appendRequest(nil, json.RawMessage(tc.id), tc.method, tc.params)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := json.Marshal(transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(tc.id), Method: tc.method, Params: tc.params})
+		req := map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(tc.id), "method": tc.method}
+		if tc.params != nil {
+			req["params"] = tc.params
+		}
+		want, err := json.Marshal(req)
 		if err != nil {
 			t.Fatal(err)
 		}

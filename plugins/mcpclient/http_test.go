@@ -323,7 +323,7 @@ func TestHTTPFixtureFaults(t *testing.T) {
 		for range 8 {
 			res := hx.Call("mcp__web__echo", `{"message":"x"}`)
 			switch {
-			case res.IsError && strings.Contains(res.Text, "status 500"):
+			case res.IsError && strings.Contains(res.Text, "HTTP 500"):
 				failed++
 			case res.Text == "echo: x":
 				ok++
@@ -444,7 +444,7 @@ func TestHTTPMcpGo(t *testing.T) {
 			// 500: an error result; the entry and its tools stay.
 			p.fail500.Store(1)
 			res := hx.Call("mcp__go__echo", `{"message":"x"}`)
-			if !res.IsError || !strings.Contains(res.Text, "status 500") {
+			if !res.IsError || !strings.Contains(res.Text, "HTTP 500") {
 				t.Fatalf("result %+v", res)
 			}
 			hx.wantCall("mcp__go__echo", `{"message":"y"}`, "echo: y", false)

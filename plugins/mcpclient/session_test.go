@@ -100,7 +100,9 @@ func TestListingProblems(t *testing.T) {
 			t.Parallel()
 			p := serve(t, &rawServer{list: tc.list, call: func(string) string { return `{}` }})
 			hx := newHarness(t)
-			hx.mustLoad(yml(httpEntry("r", "raw", p.URL, nil)))
+			// A thousand pages are a thousand round trips: on a loaded
+			// machine they take longer than the usual startup bound.
+			hx.mustLoad(yml(httpEntry("r", "raw", p.URL, map[string]any{"startupTimeoutMs": 60000})))
 			e := hx.wantState("r", host.Failed)
 			if !strings.HasPrefix(e.Error, tc.want) {
 				t.Fatalf("error %q, want %q", e.Error, tc.want)
@@ -302,7 +304,7 @@ func TestStatusLinesEscapeServerText(t *testing.T) {
 	got := st.StatusLines()
 	want := []string{
 		`server s via stdio: srv\x1b[2J --x`,
-		`serverInfo: evil\x1b]0;title\x07 1\n2, protocol 2025-11-25`,
+		`serverInfo: evil\x1b]0;title\x07 1\n2, protocol 2025-11-25 (initialize handshake)`,
 		`settings: toolCallTimeoutMs 5000, maxResultBytes 100, enabledTools a* b\x1b, reconnect off`,
 		"pid 42, phase connected",
 		"tools: 4",
@@ -324,17 +326,46 @@ func TestRPCError(t *testing.T) {
 	if got := (&RPCError{Code: -32601, Message: "Method not found"}).Error(); got != "Method not found (JSON-RPC error -32601)" {
 		t.Fatal(got)
 	}
-	if !handshakeRejected(fmt.Errorf("x: %w", mcp.ErrMethodNotFound)) || handshakeRejected(io.EOF) {
-		t.Fatal("handshakeRejected")
+}
+
+// What auto and modern take for a refusal of their first handshake (and
+// try the other), and what they do not.
+func TestRefusal(t *testing.T) {
+	t.Parallel()
+	rpc := func(code int) error { return fmt.Errorf("x: %w", rpcError(&wireError{Code: code, Message: "m"})) }
+	for _, tc := range []struct {
+		name           string
+		err            error
+		auto, discover bool // a refusal of initialize (auto), of server/discover (modern)
+	}{
+		{"missing version header", rpc(-32020), true, true},
+		{"unsupported version", rpc(-32022), true, true},
+		{"invalid request", rpc(-32600), true, true},
+		{"method not found", rpc(-32601), true, true},
+		{"another JSON-RPC error", rpc(-32000), false, true},
+		{"a 400 page", &HTTPStatusError{Method: "initialize", Status: 400, Page: "<html>"}, true, true},
+		{"a 404 page", &HTTPStatusError{Method: "initialize", Status: 404}, true, true},
+		{"a 500 page", &HTTPStatusError{Method: "initialize", Status: 500}, false, false},
+		{"a version outside the era", mcp.UnsupportedProtocolVersionError{Version: "2026-07-28"}, true, true},
+		{"refused", &notSentError{&ConnectionLostError{Reason: "POST http://x: dial tcp: connection refused"}}, false, false},
+		{"timed out", context.DeadlineExceeded, false, false},
+		{"reset", io.ErrUnexpectedEOF, false, false},
+	} {
+		if got := refusal(tc.err, false); got != tc.auto {
+			t.Errorf("%s: refusal of initialize = %t, want %t", tc.name, got, tc.auto)
+		}
+		if got := refusal(tc.err, true); got != tc.discover {
+			t.Errorf("%s: refusal of server/discover = %t, want %t", tc.name, got, tc.discover)
+		}
 	}
 }
 
 // On the stateless protocol every request's params carry _meta (version,
 // capabilities, client) first, the params' own fields after it unchanged,
-// and the headers that mirror them.
+// and over HTTP the headers that mirror them.
 func TestStatelessMetadata(t *testing.T) {
 	t.Parallel()
-	s := &session{client: mcp.Implementation{Name: "harness", Version: "1.2.3"}}
+	s := &session{client: mcp.Implementation{Name: "harness", Version: "1.2.3"}, http: &httpFraming{}}
 	s.setProtocol(mcp.LATEST_PROTOCOL_VERSION, mcp.Implementation{})
 	if !s.modern() {
 		t.Fatalf("%s is not the stateless protocol", mcp.LATEST_PROTOCOL_VERSION)
@@ -347,13 +378,12 @@ func TestStatelessMetadata(t *testing.T) {
 		{"server/discover", map[string]any{}, nil},
 		{"tools/list", nil, nil},
 		{"tools/list", map[string]any{"cursor": "c2"}, []string{"cursor"}},
-		{"tools/call", callParams{Name: "echo", Arguments: json.RawMessage(`{"_meta":"an argument, not ours","x":[1]}`)}, []string{"name", "arguments"}},
+		{"tools/call", toolCall{Name: "echo", Arguments: json.RawMessage(`{"_meta":"an argument, not ours","x":[1]}`)}, []string{"name", "arguments"}},
 		{"subscriptions/listen", mcp.SubscriptionsListenParams{Notifications: mcp.SubscriptionFilter{ToolsListChanged: true}}, []string{"notifications"}},
 	} {
-		got, header := s.stateless(tc.method, tc.params)
-		raw, ok := got.(json.RawMessage)
-		if !ok || !json.Valid(raw) {
-			t.Fatalf("%s: params %v are not JSON", tc.method, got)
+		raw, header, err := s.modernParams(context.Background(), tc.method, tc.params, nil, &roundState{})
+		if err != nil || !json.Valid(raw) {
+			t.Fatalf("%s: params %s are not JSON: %v", tc.method, raw, err)
 		}
 		dec := json.NewDecoder(strings.NewReader(string(raw)))
 		var keys []string
@@ -383,11 +413,14 @@ func TestStatelessMetadata(t *testing.T) {
 		if v := string(doc.Meta[mcp.MetaKeyClientInfo]); !strings.Contains(v, `"harness"`) || !strings.Contains(v, `"1.2.3"`) {
 			t.Errorf("%s: client info %s", tc.method, v)
 		}
-		if _, ok := doc.Meta[mcp.MetaKeyClientCapabilities]; !ok {
-			t.Errorf("%s: no client capabilities in %s", tc.method, raw)
+		if v := string(doc.Meta[mcp.MetaKeyClientCapabilities]); v != `{"elicitation":{"form":{},"url":{}}}` {
+			t.Errorf("%s: client capabilities %s", tc.method, v)
 		}
 		if got := header.Get(mcp.HeaderMethod); got != tc.method {
 			t.Errorf("%s: header %s = %q", tc.method, mcp.HeaderMethod, got)
+		}
+		if got := header.Get(mcp.HeaderProtocolVersion); got != mcp.LATEST_PROTOCOL_VERSION {
+			t.Errorf("%s: header %s = %q", tc.method, mcp.HeaderProtocolVersion, got)
 		}
 		if got := header.Get(mcp.HeaderName); tc.method == "tools/call" && got != "echo" {
 			t.Errorf("tools/call: header %s = %q, want the tool's name", mcp.HeaderName, got)
@@ -422,8 +455,7 @@ func TestStatusOfADisposedInstance(t *testing.T) {
 	}
 }
 
-// A server that cannot be reached is said once: mcp-go's "failed to send
-// request: " comes twice from it.
+// A server that cannot be reached is said once, with where and why.
 func TestHTTPUnreachableSaidOnce(t *testing.T) {
 	t.Parallel()
 	// Port 1 (tcpmux) is refused on any machine that runs these tests; a
@@ -432,7 +464,7 @@ func TestHTTPUnreachableSaidOnce(t *testing.T) {
 	hx := newHarness(t)
 	hx.mustLoad(yml(httpEntry("r", "gone", url, nil)))
 	e := hx.waitState("r", host.Failed)
-	if !strings.Contains(e.Error, "initialize: failed to send request: Post ") || strings.Contains(e.Error, "failed to send request: failed to send request") {
+	if !strings.Contains(e.Error, "initialize: connection lost: POST http://127.0.0.1:1/mcp: dial tcp 127.0.0.1:1: connect: connection refused") || strings.Count(e.Error, "connection refused") != 1 {
 		t.Fatalf("error %q", e.Error)
 	}
 }

@@ -9,13 +9,11 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/harness-go/harness/host/secret"
 	"github.com/harness-go/harness/internal/hosttest"
@@ -28,25 +26,37 @@ import (
 // the shapes a real server rarely produces on demand.
 
 type scriptConn struct {
-	*stdioConn
+	*rpc
+	f     *lineFraming
 	watch *hosttest.LogWatch
 	log   *testlog.Recorder
+	notes chan *inMsg // the notifications, in order
 }
 
-// startScript runs script with /bin/sh as a stdio server. Secrets listed are
+// startScript runs script with /bin/sh as a stdio server, behind the rpc
+// layer with no handler of the server's requests. Secrets listed are
 // redacted from its stderr.
 func startScript(t *testing.T, script string, secrets ...string) *scriptConn {
+	t.Helper()
+	return startScriptWith(t, script, nil, secrets...)
+}
+
+// startScriptWith is startScript with h answering the server's requests.
+func startScriptWith(t *testing.T, script string, h requestHandler, secrets ...string) *scriptConn {
 	t.Helper()
 	log, rec := testlog.New(t)
 	watch := hosttest.NewLogWatch(log.Handler())
 	set := secret.New()
 	set.Add(secrets...)
-	c, err := startStdio(testSpawner(t), "/bin/sh", []string{"-c", script}, []string{"PATH=/usr/bin:/bin"}, t.TempDir(), slog.New(watch), set)
+	p, err := startProcess(testSpawner(t), "/bin/sh", []string{"-c", script}, []string{"PATH=/usr/bin:/bin"}, t.TempDir(), slog.New(watch), set)
 	if err != nil {
 		t.Fatal(err)
 	}
+	f := newLineFraming(p, slog.New(watch), set)
+	c := &scriptConn{f: f, watch: watch, log: rec, notes: make(chan *inMsg, 100)}
+	c.rpc = newRPC(f, slog.New(watch), func(m *inMsg) { c.notes <- m }, h)
 	t.Cleanup(func() { _ = c.Close() })
-	return &scriptConn{stdioConn: c, watch: watch, log: rec}
+	return c
 }
 
 // testSpawner returns a spawner closed at cleanup, after the cleanups
@@ -77,13 +87,20 @@ func (c *scriptConn) lost(t *testing.T) error {
 	}
 }
 
-func note(method string) mcp.JSONRPCNotification {
-	return mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{Method: method}}
+// SendRequest sends a request with id and method and waits for its answer.
+func (c *scriptConn) SendRequest(ctx context.Context, id any, method string) (*inMsg, error) {
+	rid := json.RawMessage(mustJSON(id))
+	data := mustJSON(map[string]any{"jsonrpc": "2.0", "id": rid, "method": method})
+	return c.call(ctx, &outMsg{data: data, id: rid, method: method})
 }
 
-func request(id any, method string) transport.JSONRPCRequest {
-	return transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(id), Method: method}
+// SendNotification sends a notification with method.
+func (c *scriptConn) SendNotification(ctx context.Context, method string) error {
+	return c.notify(ctx, &outMsg{data: mustJSON(map[string]string{"jsonrpc": "2.0", "method": method}), method: method})
 }
+
+// Stderr is the server's stderr tail.
+func (c *scriptConn) Stderr() []string { return c.f.p.Stderr() }
 
 func TestStdioConnRequestsFromTheServer(t *testing.T) {
 	t.Parallel()
@@ -95,24 +112,24 @@ read -r reply
 printf '%s\n' "$reply" >&2`
 	for _, tc := range []struct {
 		name    string
-		handler transport.RequestHandler
+		handler requestHandler
 		want    string
 	}{
-		{"answered", func(_ context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
-			return transport.NewJSONRPCResultResponse(req.ID, json.RawMessage(`{"roots":[]}`)), nil
+		{"answered", func(context.Context, *inMsg) (json.RawMessage, *wireError) {
+			return json.RawMessage(`{"roots":[]}`), nil
 		}, `{"jsonrpc":"2.0","id":"s1","result":{"roots":[]}}`},
-		{"handler error", func(context.Context, transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
-			return nil, errors.New("no roots here")
+		{"an empty result", func(context.Context, *inMsg) (json.RawMessage, *wireError) {
+			return nil, nil
+		}, `{"jsonrpc":"2.0","id":"s1","result":{}}`},
+		{"handler error", func(context.Context, *inMsg) (json.RawMessage, *wireError) {
+			return nil, &wireError{Code: -32601, Message: "no roots here"}
 		}, `{"jsonrpc":"2.0","id":"s1","error":{"code":-32601,"message":"no roots here"}}`},
 		{"no handler", nil, `{"jsonrpc":"2.0","id":"s1","error":{"code":-32601,"message":"method \"roots/list\" is not supported"}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := startScript(t, script)
-			if tc.handler != nil {
-				c.SetRequestHandler(tc.handler)
-			}
-			if err := c.SendNotification(context.Background(), note("go")); err != nil {
+			c := startScriptWith(t, script, tc.handler)
+			if err := c.SendNotification(context.Background(), "go"); err != nil {
 				t.Fatal(err)
 			}
 			err := c.lost(t)
@@ -132,17 +149,22 @@ func TestStdioConnRequestHandlerLifetime(t *testing.T) {
 	const script = `read go
 printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage"}'
 read -r next`
-	t.Run("no answer", func(t *testing.T) {
+	t.Run("cancelled by the server: no answer", func(t *testing.T) {
 		t.Parallel()
-		c := startScript(t, script+"\nprintf '%s\\n' \"$next\" >&2")
-		c.SetRequestHandler(func(context.Context, transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
-			return nil, nil // nothing to send back
+		c := startScriptWith(t, `read go
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage"}'
+printf '%s\n' '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}'
+read -r next
+printf '%s\n' "$next" >&2`, func(ctx context.Context, _ *inMsg) (json.RawMessage, *wireError) {
+			<-ctx.Done()
+			return nil, &wireError{Code: -32603, Message: "cancelled"}
 		})
-		if err := c.SendNotification(context.Background(), note("go")); err != nil {
+		if err := c.SendNotification(context.Background(), "go"); err != nil {
 			t.Fatal(err)
 		}
+		c.watch.Wait(t, waitTimeout, "the cancellation", 1, msg("", "the server cancelled its request; not answered"))
 		// The next line the server reads is ours, not an answer.
-		if err := c.SendNotification(context.Background(), note("after")); err != nil {
+		if err := c.SendNotification(context.Background(), "after"); err != nil {
 			t.Fatal(err)
 		}
 		if err := c.lost(t); !strings.Contains(err.Error(), `"method":"after"`) {
@@ -151,15 +173,14 @@ read -r next`
 	})
 	t.Run("the connection ends while the handler runs", func(t *testing.T) {
 		t.Parallel()
-		c := startScript(t, script)
 		started, cancelled := make(chan struct{}), make(chan error, 1)
-		c.SetRequestHandler(func(ctx context.Context, _ transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+		c := startScriptWith(t, script, func(ctx context.Context, _ *inMsg) (json.RawMessage, *wireError) {
 			close(started)
 			<-ctx.Done()
 			cancelled <- ctx.Err()
-			return nil, ctx.Err()
+			return nil, nil
 		})
-		if err := c.SendNotification(context.Background(), note("go")); err != nil {
+		if err := c.SendNotification(context.Background(), "go"); err != nil {
 			t.Fatal(err)
 		}
 		select {
@@ -181,6 +202,19 @@ read -r next`
 	})
 }
 
+// A notifications/cancelled from the server naming a request of ours ends
+// that request with an error saying so.
+func TestStdioConnServerCancelsOurRequest(t *testing.T) {
+	t.Parallel()
+	c := startScript(t, `read r
+printf '%s\n' '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"r1","reason":"too busy"}}'
+exec cat >/dev/null`)
+	resp, err := c.SendRequest(context.Background(), "r1", "tools/call")
+	if err != nil || resp.Error == nil || resp.Error.Message != "the server cancelled the request: too busy" {
+		t.Fatalf("got %+v, %v", resp, err)
+	}
+}
+
 func TestStdioConnDispatch(t *testing.T) {
 	t.Parallel()
 	long := strings.Repeat("g", 300)
@@ -191,13 +225,11 @@ func TestStdioConnDispatch(t *testing.T) {
   '{"jsonrpc":"2.0","id":{"an":"object"},"method":"ping"}' \
   '{"jsonrpc":"2.0","method":"notifications/done"}'
 exec cat >/dev/null`)
-	got := make(chan string, 10)
-	c.SetNotificationHandler(func(n mcp.JSONRPCNotification) { got <- n.Method })
 	var methods []string
 	for len(methods) < 3 {
 		select {
-		case m := <-got:
-			methods = append(methods, m)
+		case m := <-c.notes:
+			methods = append(methods, m.Method)
 		case <-time.After(20 * time.Second):
 			t.Fatalf("notifications so far: %q", methods)
 		}
@@ -214,9 +246,6 @@ exec cat >/dev/null`)
 		!strings.Contains(line(3), "notifications/bad") || !strings.Contains(line(4), `"an":"object"`) {
 		t.Fatalf("warnings %+v", warned)
 	}
-	if c.GetSessionId() != "" || c.Start(context.Background()) != nil {
-		t.Fatal("stdio has no session and nothing to start")
-	}
 }
 
 func TestStdioConnResponses(t *testing.T) {
@@ -228,21 +257,21 @@ read b; printf '%s\n' '{"id" : "x\u0031", "jsonrpc":"2.0", "error":{"code":-3260
 read c; read d; printf '%s\n' '{"jsonrpc":"2.0","id":"late","result":{}}' '{"jsonrpc":"2.0","id":"after","result":{"ok":true}}'
 exec cat >/dev/null`)
 	ctx := context.Background()
-	resp, err := c.SendRequest(ctx, request(int64(7), "a"))
+	resp, err := c.SendRequest(ctx, 7, "a")
 	if err != nil || string(resp.Result) != `{"n":7}` {
 		t.Fatalf("numeric id: %+v, %v", resp, err)
 	}
-	resp, err = c.SendRequest(ctx, request("x1", "b"))
-	if err != nil || resp.Error == nil || resp.Error.Code != -32602 || resp.Error.Message != "bad params" || resp.ID.Value() != "x1" {
+	resp, err = c.SendRequest(ctx, "x1", "b")
+	if err != nil || resp.Error == nil || resp.Error.Code != -32602 || resp.Error.Message != "bad params" || resp.key() != idKey([]byte(`"x1"`)) {
 		t.Fatalf("escaped string id and an error: %+v, %v", resp, err)
 	}
 	// A request we give up on: its answer, when it comes, is dropped.
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := c.SendRequest(cctx, request("late", "c")); !errors.Is(err, context.Canceled) {
+	if _, err := c.SendRequest(cctx, "late", "c"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled request: %v", err)
 	}
-	resp, err = c.SendRequest(ctx, request("after", "d"))
+	resp, err = c.SendRequest(ctx, "after", "d")
 	if err != nil || string(resp.Result) != `{"ok":true}` {
 		t.Fatalf("after a dropped answer: %+v, %v", resp, err)
 	}
@@ -262,10 +291,10 @@ head -c %d /dev/zero | tr '\0' y; printf '\n'
 read b; printf '%%s\n' '{"jsonrpc":"2.0","id":"after","result":{}}'
 exec cat >/dev/null`, size, size))
 	ctx := context.Background()
-	if _, err := c.SendRequest(ctx, request("big", "a")); !errors.Is(err, errTooLarge) {
+	if _, err := c.SendRequest(ctx, "big", "a"); !errors.Is(err, errTooLarge) {
 		t.Fatalf("oversized answer: %v", err)
 	}
-	if resp, err := c.SendRequest(ctx, request("after", "b")); err != nil || string(resp.Result) != `{}` {
+	if resp, err := c.SendRequest(ctx, "after", "b"); err != nil || string(resp.Result) != `{}` {
 		t.Fatalf("after the oversized lines: %+v, %v", resp, err)
 	}
 	warned := c.watch.Find(msg("", "server sent a message over the size limit; discarded"))
@@ -303,10 +332,10 @@ func TestStdioConnEnds(t *testing.T) {
 				t.Fatalf("got %v\nwant %s", err, tc.want)
 			}
 			// Everything fails the same way from now on.
-			if _, err := c.SendRequest(context.Background(), request("x", "ping")); err == nil || err.Error() != tc.want {
+			if _, err := c.SendRequest(context.Background(), "x", "ping"); err == nil || err.Error() != tc.want {
 				t.Fatalf("SendRequest after the end: %v", err)
 			}
-			if err := c.SendNotification(context.Background(), note("x")); err == nil || err.Error() != tc.want {
+			if err := c.SendNotification(context.Background(), "x"); err == nil || err.Error() != tc.want {
 				t.Fatalf("SendNotification after the end: %v", err)
 			}
 		})
@@ -332,7 +361,7 @@ func TestStdioConnWriteToAClosedStdin(t *testing.T) {
 	t.Parallel()
 	c := startScript(t, `exec 0<&-; echo ready >&2; exec sleep 30`)
 	c.watch.Wait(t, waitTimeout, "the server's ready line", 1, msg("", "server stderr"))
-	_, err := c.SendRequest(context.Background(), request("r1", "ping"))
+	_, err := c.SendRequest(context.Background(), "r1", "ping")
 	// The server runs on: the broken pipe is the reason, with its last words.
 	if err == nil || err.Error() != "connection lost: write to the server: write |1: broken pipe; last stderr: ready" {
 		t.Fatalf("write to a closed pipe: %v", err)
@@ -359,7 +388,7 @@ func TestStdioConnServerExitingAtStart(t *testing.T) {
 	t.Parallel()
 	for i := 0; i < 5; i++ {
 		c := startScript(t, `exec 0<&-; echo boom >&2; exit 7`)
-		_, err := c.SendRequest(context.Background(), request("r1", "initialize"))
+		_, err := c.SendRequest(context.Background(), "r1", "initialize")
 		if err == nil || !strings.Contains(err.Error(), "the server exited with status 7; last stderr: boom") {
 			t.Fatalf("run %d: %v", i, err)
 		}
@@ -383,7 +412,7 @@ func TestStdioConnExitWithStdoutHeld(t *testing.T) {
 	// An exit with status 0 is not taken for the end: a wrapper may leave
 	// its server on the pipes.
 	c = startScript(t, `sleep 30 & exit 0`)
-	<-c.exited
+	<-c.f.p.exited
 	select {
 	case <-c.Done():
 		t.Fatalf("a wrapper's exit 0 ended the connection: %v", c.Err())
@@ -424,8 +453,8 @@ func TestStdioConnCloseReapsTheGroup(t *testing.T) {
 	if running(pid) {
 		t.Fatalf("grandchild %d outlived Close", pid)
 	}
-	if running(c.PID()) {
-		t.Fatalf("server %d outlived Close", c.PID())
+	if running(c.f.p.PID()) {
+		t.Fatalf("server %d outlived Close", c.f.p.PID())
 	}
 }
 
@@ -490,8 +519,8 @@ func TestTailAndClip(t *testing.T) {
 	for i := range 5 {
 		tl.add(fmt.Sprint(i))
 	}
-	if got := strings.Join(tl.lines(), ","); got != "2,3,4" || tl.total != 5 {
-		t.Fatalf("tail %q (%d)", got, tl.total)
+	if got := strings.Join(tl.lines(), ","); got != "2,3,4" {
+		t.Fatalf("tail %q", got)
 	}
 	if clip("short", 10) != "short" || clip("0123456789abc", 10) != "0123456789…" {
 		t.Fatal("clip")
@@ -501,29 +530,9 @@ func TestTailAndClip(t *testing.T) {
 func TestStdioConnLostWhileWaiting(t *testing.T) {
 	t.Parallel()
 	c := startScript(t, `read request; echo 'gave up' >&2; exit 5`)
-	_, err := c.SendRequest(context.Background(), request("r1", "tools/list"))
+	_, err := c.SendRequest(context.Background(), "r1", "tools/list")
 	if want := "connection lost: the server exited with status 5; last stderr: gave up"; err == nil || err.Error() != want {
 		t.Fatalf("got %v, want %s", err, want)
-	}
-}
-
-func TestStdioConnUnencodable(t *testing.T) {
-	t.Parallel()
-	c := startScript(t, `exec cat >/dev/null`)
-	req := request("r1", "x")
-	req.Params = make(chan int)
-	if _, err := c.SendRequest(context.Background(), req); err == nil || !strings.HasPrefix(err.Error(), "encode request: ") {
-		t.Fatalf("SendRequest: %v", err)
-	}
-	n := note("x")
-	n.Params.AdditionalFields = map[string]any{"f": func() {}}
-	if err := c.SendNotification(context.Background(), n); err == nil || !strings.HasPrefix(err.Error(), "encode notification: ") {
-		t.Fatalf("SendNotification: %v", err)
-	}
-	select {
-	case <-c.Done():
-		t.Fatal("an unencodable message ended the connection")
-	default:
 	}
 }
 
@@ -547,6 +556,18 @@ read ready; exit 0`)
 	}
 	if d := time.Since(start); d > stdinGrace+2*termGrace+killGrace {
 		t.Fatalf("close took %s", d)
+	}
+}
+
+func TestIDKeyOfOurIDs(t *testing.T) {
+	t.Parallel()
+	// The key of an id we send equals the canonical form of its echo.
+	for _, tc := range []struct{ sent, echo string }{
+		{`"h12"`, `"h12"`}, {`3`, `3.0`}, {`"ünï"`, `"\u00fcn\u00ef"`}, {`"with \"quotes\""`, `"with \u0022quotes\u0022"`},
+	} {
+		if idKey([]byte(tc.sent)) != jsonrpc.IDKey([]byte(tc.echo)) {
+			t.Errorf("id %s: key %q, echo %s %q", tc.sent, idKey([]byte(tc.sent)), tc.echo, jsonrpc.IDKey([]byte(tc.echo)))
+		}
 	}
 }
 
@@ -576,8 +597,8 @@ func (r *interrupting) Read(p []byte) (int, error) {
 }
 
 // A read interrupted by a deadline (a caller kicking the reader goroutine
-// out) loses nothing: the line goes on at the next call — an ordinary line,
-// and one over the limit being skipped.
+// out: the read path) loses nothing: the line goes on at the next call — an
+// ordinary line, and one over the limit being skipped.
 func TestLineReaderResumes(t *testing.T) {
 	t.Parallel()
 	over := strings.Repeat("x", 40)
@@ -601,35 +622,23 @@ func TestLineReaderResumes(t *testing.T) {
 	}
 }
 
-// The read path (RFC 0003): a caller that waits for its response reads it
-// itself, instead of being handed it by the reader goroutine. Where the pipe
-// takes no read deadline (Windows), the reader goroutine reads everything.
-func TestStdioConnCallerReadsItsOwnResponse(t *testing.T) {
+// The read path at work: between calls the reader goroutine reads (a
+// notification after each answer reaches us while no caller waits), and
+// the next caller takes the right to read from it, every time.
+func TestStdioConnNotificationsBetweenCalls(t *testing.T) {
 	t.Parallel()
-	c := startScript(t, `while IFS= read -r l; do id=${l#*\"id\":}; id=${id%%,*}; printf '{"jsonrpc":"2.0","id":%s,"result":{}}\n' "$id"; done`)
-	if !c.kickable {
-		t.Skip("this system's pipes take no read deadline: the reader goroutine reads everything")
+	c := startScript(t, `while IFS= read -r l; do id=${l#*\"id\":}; id=${id%%,*}; printf '{"jsonrpc":"2.0","id":%s,"result":{}}\n' "$id"; printf '%s\n' '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"between"}}'; done`)
+	if c.path == nil && runtime.GOOS != "windows" {
+		t.Fatal("a pipe without read deadlines: no read path")
 	}
-	const calls = 200
-	for i := range calls {
-		if _, err := c.SendRequest(context.Background(), request(int64(i), "m")); err != nil {
-			t.Fatal(err)
+	for i := range 20 {
+		if resp, err := c.SendRequest(context.Background(), i, "m"); err != nil || resp.key() != idKey(mustJSON(i)) {
+			t.Fatalf("call %d: %+v, %v", i, resp, err)
 		}
-	}
-	// A response that arrives while the reader goroutine still holds the
-	// right to read is handed over; nearly all are read by their callers.
-	if own := c.ownReads.Load(); own < calls/2 {
-		t.Fatalf("%d of %d responses read by their callers", own, calls)
-	}
-}
-
-func TestIDKeyOfOurIDs(t *testing.T) {
-	t.Parallel()
-	// The key of an id we send equals the canonical form of its echo.
-	for _, id := range []any{"h12", int64(3), "ünï", "with \"quotes\""} {
-		echo, _ := json.Marshal(mcp.NewRequestId(id))
-		if idKey(mcp.NewRequestId(id)) != jsonrpc.IDKey(echo) {
-			t.Errorf("id %v: key %q, echo %q", id, idKey(mcp.NewRequestId(id)), jsonrpc.IDKey(echo))
+		select {
+		case <-c.notes:
+		case <-time.After(waitTimeout):
+			t.Fatalf("the notification after call %d did not come", i)
 		}
 	}
 }

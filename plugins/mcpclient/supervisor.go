@@ -2,13 +2,11 @@ package mcpclient
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,10 +20,11 @@ import (
 )
 
 // supervisor is one instance's owner of its connection, its registration
-// and its calls. Its goroutine (run) makes every connection and every
-// listing, one at a time. Every registry swap — of a listing, of a change of
-// the filters, of TakeOver — holds syncMu, so swaps never interleave; calls
-// read the current session under mu.
+// (registration.go) and its calls. Its goroutine (run) makes every
+// connection and every listing, one at a time; calls read the current
+// session under mu. Where the connection stands is one typed phase, which
+// changes in one function, setPhase, with everything that goes with a
+// change.
 //
 // The rules, in order:
 //
@@ -41,16 +40,15 @@ import (
 //     filtered anew, without listing.
 //  4. When the connection is lost: with reconnect disabled, the tools go and
 //     the entry fails. Otherwise the entry is reconnecting and the tools
-//     stay; attempt n waits reconnect.delay(n), connects, lists and swaps;
-//     success makes the entry ready again. Only a connection that stayed up
-//     reconnect.maxDelayMs starts the count again (a server that crashes
-//     soon after every start runs out of attempts), and so does a live edit
-//     of the policy. After maxAttempts, or once a live edit turned
-//     reconnecting off, the tools go and the entry fails with the last
-//     error. A successor starting beside this instance pauses its attempts
-//     (the edit supersedes them) until it takes over; if it fails, the host
-//     stops this instance too (host rule 10), and resuming them matters
-//     only when the successor went another way (a newer edit).
+//     stay; the attempts follow the policy (policy.go: nextAttempt), each
+//     connects, lists and swaps; success makes the entry ready again. A
+//     live edit of the policy starts the count again. After maxAttempts, or
+//     once a live edit turned reconnecting off, the tools go and the entry
+//     fails with the last error. A successor starting beside this instance
+//     pauses its attempts (the edit supersedes them) until it takes over;
+//     if it fails, the host stops this instance too (host rule 10), and
+//     resuming them matters only when the successor went another way (a
+//     newer edit).
 //  5. A call waits for a session up to its own timeout, and is counted on
 //     the instance whose session it gets (a retired one's drain waits for
 //     it there). A request that never reached the server moves to the next
@@ -74,12 +72,13 @@ type supervisor struct {
 	syncMu sync.Mutex // serializes registry swaps with TakeOver
 
 	mu         sync.Mutex
+	phase      phase
+	failErr    error                       // why the instance stopped serving for good (phase failed)
+	ready      bool                        // it started: a later failure fails the entry
 	sess       *session                    // the session calls use; nil while there is none
 	closeSess  func(context.Context) error // closes sess, once
 	last       *session                    // the latest session made, for status (stderr, pid)
-	changed    chan struct{}               // closed and replaced at every change of sess, gaveUp, successor
-	gaveUp     error                       // why the instance stopped serving for good (start failed, gave up)
-	stopped    bool                        // disposed: nothing of it runs or is registered
+	changed    chan struct{}               // closed and replaced at every change of phase, sess, successor
 	attempt    int
 	nextTry    time.Time
 	lastErr    string
@@ -91,7 +90,6 @@ type supervisor struct {
 	syncs      int
 	lastSync   time.Time
 	syncErr    string
-	hidden     int
 	pred       *supervisor // the instance this one is to replace, until TakeOver
 	successor  *supervisor // set at TakeOver: calls that still reach us go there
 	paused     bool        // a successor is starting: hold the reconnect attempts
@@ -100,12 +98,34 @@ type supervisor struct {
 	idle       chan struct{} // closed when inflight drops to 0
 }
 
-// generation is the set of tools registered (or staged) from one listing.
-type generation struct {
-	names  []NamePair
-	digest [sha256.Size]byte
-	batch  []tools.Tool
-	set    *tools.Set // nil while staged
+// phase is where an instance's connection stands.
+type phase int
+
+const (
+	phaseConnecting   phase = iota // the first connection is under way
+	phaseConnected                 // a session serves calls
+	phaseReconnecting              // the connection was lost; attempts follow the policy
+	phaseLost                      // retired, and its connection is gone: calls go to the successor
+	phaseFailed                    // it stopped serving for good (start failed, gave up)
+	phaseStopped                   // disposed: nothing of it runs or is registered
+)
+
+func (p phase) String() string {
+	switch p {
+	case phaseConnecting:
+		return "connecting"
+	case phaseConnected:
+		return "connected"
+	case phaseReconnecting:
+		return "reconnecting"
+	case phaseLost:
+		return "lost"
+	case phaseFailed:
+		return "failed"
+	case phaseStopped:
+		return "stopped"
+	}
+	return fmt.Sprintf("phase(%d)", int(p))
 }
 
 // configRef is the one owner of the instance's configuration: the
@@ -132,24 +152,67 @@ func newSupervisor(ctx *host.Context, cfg *Config, reg *tools.Registry) *supervi
 
 func (s *supervisor) config() *Config { return s.cfg.load() }
 
+// setPhase is the one place where the phase changes, and where what goes
+// with a change is done: the calls waiting for a session are woken, the
+// host hears of an outage (reconnecting, with why: err) and of its end,
+// and a failure drops the tools and fails the entry (a failure at start is
+// reported by the start itself). failed and stopped are final.
+func (s *supervisor) setPhase(p phase, err error) {
+	s.mu.Lock()
+	prev := s.phase
+	if prev == phaseFailed || prev == phaseStopped {
+		s.mu.Unlock()
+		return
+	}
+	s.phase = p
+	wasReady := s.ready
+	switch p {
+	case phaseConnected:
+		s.nextTry, s.lastErr = time.Time{}, ""
+		if prev == phaseReconnecting {
+			s.reconnects++
+		}
+	case phaseReconnecting:
+		if err != nil {
+			s.lastErr = err.Error()
+		}
+	case phaseFailed:
+		s.failErr = err
+	}
+	s.bumpLocked()
+	s.mu.Unlock()
+
+	switch {
+	case p == phaseConnected && prev == phaseReconnecting:
+		s.ctx.Reconnecting(nil)
+	case p == phaseReconnecting:
+		s.ctx.Reconnecting(fmt.Errorf("mcp-client(%s): %w", s.server, err))
+	case p == phaseFailed:
+		s.dropTools()
+		if wasReady {
+			s.ctx.Fail(err)
+		}
+	}
+}
+
 // follow makes s the successor-to-be of pred: pred holds its reconnect
 // attempts while s starts, and resumes them if s goes without taking over.
 func (s *supervisor) follow(pred *supervisor) {
 	s.pred = pred
-	pred.hold(true)
+	pred.holdAttempts(true)
 	_, _ = s.ctx.Defer("resume the predecessor", func(context.Context) error {
 		s.mu.Lock()
 		p := s.pred
 		s.mu.Unlock()
 		if p != nil {
-			p.hold(false) // never took over
+			p.holdAttempts(false) // never took over
 		}
 		return nil
 	})
 }
 
-// hold pauses (or resumes) the reconnect attempts.
-func (s *supervisor) hold(paused bool) {
+// holdAttempts pauses (or resumes) the reconnect attempts.
+func (s *supervisor) holdAttempts(paused bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.paused == paused {
@@ -174,18 +237,22 @@ func (s *supervisor) run(life context.Context, done func(error)) {
 	sess, list, err := s.connect(life)
 	if err != nil {
 		err = fmt.Errorf("mcp-client(%s): %w", s.server, err)
-		s.failed(err)
+		s.setPhase(phaseFailed, err)
 		done(err)
 		return
 	}
 	s.install(sess)
+	s.setPhase(phaseConnected, nil)
 	err = s.sync(list)
 	s.noteSync(err)
 	if err != nil {
-		s.failed(err)
+		s.setPhase(phaseFailed, err)
 		done(err) // the disposal closes the session
 		return
 	}
+	s.mu.Lock()
+	s.ready = true // from now on a failure fails the entry (setPhase)
+	s.mu.Unlock()
 	done(nil)
 	for {
 		select {
@@ -193,7 +260,7 @@ func (s *supervisor) run(life context.Context, done func(error)) {
 			return
 		case <-s.syncReq:
 			s.resync(life)
-		case <-sess.c.Done():
+		case <-sess.Done():
 			if sess = s.recover(life, sess); sess == nil {
 				return
 			}
@@ -201,21 +268,26 @@ func (s *supervisor) run(life context.Context, done func(error)) {
 	}
 }
 
-// connect dials, shakes hands and lists the tools, within startupTimeoutMs.
-// What it returns is not installed yet.
+// connect dials, starts the session and lists the tools, within
+// startupTimeoutMs. What it returns is not installed yet.
 func (s *supervisor) connect(life context.Context) (*session, []rawTool, error) {
 	cfg := s.config()
 	ctx, cancel := context.WithTimeout(life, cfg.startupTimeout())
 	defer cancel()
 	chained := withChain(*cfg, s.self)
-	c, err := dial(life, s.spawn, &chained, s.ctx.Dir(), s.log, s.secrets)
+	f, err := dial(s.spawn, &chained, s.ctx.Dir(), s.log, s.secrets)
 	if err != nil {
 		return nil, nil, err
 	}
-	if sc, ok := c.(*stdioConn); ok {
-		s.log.Debug("server started", "pid", sc.PID(), "command", cfg.describe())
+	sess := newSession(f, s.log, s.secrets, sessionOptions{
+		strategy:      cfg.Protocol,
+		server:        s.server,
+		roots:         func() []string { return rootURIs(s.config().Roots, s.ctx.Dir()) },
+		onListChanged: s.requestSync,
+	})
+	if pid := sess.pid(); pid != 0 {
+		s.log.Debug("server started", "pid", pid, "command", cfg.describe())
 	}
-	sess := newSession(c, cfg.Protocol, s.log, s.requestSync)
 	s.mu.Lock()
 	s.last = sess // its stderr explains a failure
 	s.mu.Unlock()
@@ -243,76 +315,67 @@ func (s *supervisor) connect(life context.Context) (*session, []rawTool, error) 
 }
 
 // install makes sess the session calls use; it is closed when it is lost
-// (recover) or the instance is disposed, whichever comes first.
+// (recover) or the instance is disposed, whichever comes first. The caller
+// moves the phase to connected once the listing is in.
 func (s *supervisor) install(sess *session) {
 	release, err := s.ctx.Defer("close the connection", func(context.Context) error { return sess.close() })
 	if err != nil {
 		return // disposed meanwhile: the disposer ran already
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.closeSess = release
-	// The count of attempts stays: only a connection that stays up
-	// maxDelayMs starts it again (recover), so a server that crashes soon
-	// after every start is given up on.
 	s.sess, s.since = sess, time.Now()
-	s.nextTry, s.lastErr = time.Time{}, ""
 	s.bumpLocked()
+	s.mu.Unlock()
 }
 
 // recover handles the loss of sess (rule 4) and returns the next session,
 // or nil when the instance stops.
 func (s *supervisor) recover(life context.Context, lost *session) *session {
-	reason := s.secrets.Err(lost.c.Err())
+	reason := s.secrets.Err(lost.Err())
 	if life.Err() != nil {
 		return nil
 	}
-	cfg := s.config()
 	s.mu.Lock()
 	retired := s.successor != nil
-	stable := time.Since(s.since) >= cfg.Reconnect.stable()
+	up := time.Since(s.since)
 	closeLost := s.closeSess
-	s.closeSess = nil
-	s.sess = nil
-	s.bumpLocked()
-	s.lastErr = reason.Error()
-	if stable {
-		s.attempt = 0
-	}
+	s.closeSess, s.sess = nil, nil
 	s.mu.Unlock()
 	if closeLost != nil {
 		_ = closeLost(context.Background()) // its process is gone: the ladder is quick
 	}
 	if retired {
-		// A successor serves: calls that still reach us go there.
+		s.setPhase(phaseLost, reason) // a successor serves: calls that still reach us go there
 		return nil
 	}
-	if !cfg.Reconnect.Enabled {
-		s.giveUp(fmt.Errorf("mcp-client(%s): %w", s.server, reason))
+	if !s.config().Reconnect.Enabled {
+		s.setPhase(phaseFailed, fmt.Errorf("mcp-client(%s): %w", s.server, reason))
 		return nil
 	}
 	s.log.Info("the connection was lost; reconnecting", "err", reason)
-	s.ctx.Reconnecting(fmt.Errorf("mcp-client(%s): %w", s.server, reason))
+	s.setPhase(phaseReconnecting, reason)
 	for {
 		cfg := s.config()
-		if !cfg.Reconnect.Enabled {
-			// Turned off by a live edit during the outage.
-			s.giveUp(fmt.Errorf("mcp-client(%s): reconnecting was turned off: %s", s.server, s.lastErrText()))
-			return nil
-		}
 		s.mu.Lock()
-		s.attempt++
-		attempt := s.attempt
-		if attempt > cfg.Reconnect.MaxAttempts {
-			last := s.lastErr
-			s.mu.Unlock()
-			s.giveUp(fmt.Errorf("mcp-client(%s): gave up reconnecting after %d attempts: %s", s.server, cfg.Reconnect.MaxAttempts, last))
+		next := nextAttempt(cfg.Reconnect, s.attempt, up)
+		up = 0
+		s.attempt = next.n
+		last := s.lastErr
+		if !next.giveUp {
+			s.nextTry = time.Now().Add(next.wait)
+		}
+		s.mu.Unlock()
+		switch {
+		case next.giveUp && !cfg.Reconnect.Enabled:
+			// Turned off by a live edit during the outage.
+			s.setPhase(phaseFailed, fmt.Errorf("mcp-client(%s): reconnecting was turned off: %s", s.server, last))
+			return nil
+		case next.giveUp:
+			s.setPhase(phaseFailed, fmt.Errorf("mcp-client(%s): gave up reconnecting after %d attempts: %s", s.server, cfg.Reconnect.MaxAttempts, last))
 			return nil
 		}
-		wait := cfg.Reconnect.delay(attempt)
-		s.nextTry = time.Now().Add(wait)
-		s.mu.Unlock()
-		if !s.pause(life, wait) {
+		if !s.pause(life, next.wait) {
 			return nil
 		}
 		sess, list, err := s.connect(life)
@@ -320,10 +383,10 @@ func (s *supervisor) recover(life context.Context, lost *session) *session {
 			if life.Err() != nil {
 				return nil
 			}
+			s.setPhase(phaseReconnecting, fmt.Errorf("attempt %d/%d failed: %w", next.n, cfg.Reconnect.MaxAttempts, err))
 			s.mu.Lock()
 			s.lastErr = err.Error()
 			s.mu.Unlock()
-			s.ctx.Reconnecting(fmt.Errorf("mcp-client(%s): attempt %d/%d failed: %s", s.server, attempt, cfg.Reconnect.MaxAttempts, err))
 			continue
 		}
 		s.install(sess)
@@ -334,29 +397,16 @@ func (s *supervisor) recover(life context.Context, lost *session) *session {
 			// nothing, and the previous tools stay.
 			s.log.Warn("the listing after reconnecting is invalid; the previous tools stay registered", "err", err)
 		}
-		s.mu.Lock()
-		s.reconnects++
-		s.mu.Unlock()
-		s.log.Info("reconnected", "attempt", attempt)
-		s.ctx.Reconnecting(nil)
+		s.log.Info("reconnected", "attempt", next.n)
+		s.setPhase(phaseConnected, nil)
 		return sess
 	}
-}
-
-func (s *supervisor) lastErrText() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.lastErr
 }
 
 // pause waits d, and while a successor starts; it reports false when the
 // instance stops meanwhile.
 func (s *supervisor) pause(life context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-life.Done():
+	if !sleepCtx(life, d) {
 		return false
 	}
 	for {
@@ -375,50 +425,6 @@ func (s *supervisor) pause(life context.Context, d time.Duration) bool {
 		case <-life.Done():
 			return false
 		}
-	}
-}
-
-// giveUp unregisters the tools, wakes the calls that wait, and fails the
-// entry.
-func (s *supervisor) giveUp(err error) {
-	s.dropTools()
-	s.failed(err)
-	s.ctx.Fail(err)
-}
-
-// failed records why the instance stopped serving for good; calls waiting
-// for a session get that error.
-func (s *supervisor) failed(err error) {
-	s.mu.Lock()
-	s.gaveUp = err
-	s.bumpLocked()
-	s.mu.Unlock()
-}
-
-// phaseLocked names where the connection stands, for status and outage
-// messages: each is a fact the fields already hold.
-func (s *supervisor) phaseLocked() string {
-	switch {
-	case s.gaveUp != nil:
-		return "failed"
-	case s.stopped:
-		return "stopped"
-	case s.sess != nil:
-		return "connected"
-	case s.successor != nil:
-		return "lost" // retired, and its connection is gone: calls go to the successor
-	case s.since.IsZero():
-		return "connecting"
-	}
-	return "reconnecting"
-}
-
-// requestSync asks for a re-sync. Requests made while one is pending merge
-// into it: a storm of notifications costs at most two listings.
-func (s *supervisor) requestSync() {
-	select {
-	case s.syncReq <- struct{}{}:
-	default:
 	}
 }
 
@@ -446,188 +452,25 @@ func (s *supervisor) resync(life context.Context) {
 	}
 }
 
-// refilter applies a change of enabledTools/disabledTools to the last
-// listing, without asking the server. It reads the listing under syncMu, so
-// a re-sync that registers a newer one meanwhile is never undone.
-func (s *supervisor) refilter(context.Context) {
-	s.syncMu.Lock()
-	defer s.syncMu.Unlock()
-	s.mu.Lock()
-	list := s.lastList
-	s.mu.Unlock()
-	if list == nil {
-		return
-	}
-	if err := s.syncLocked(list); err != nil {
-		s.log.Warn("applying the new tool filters failed", "err", err)
-	}
-}
-
-func (s *supervisor) noteSync(err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.syncs++
-	s.lastSync = time.Now()
-	s.syncErr = ""
-	if err != nil {
-		s.syncErr = s.secrets.Redact(err.Error())
-	}
-}
-
-// sync turns a listing into a generation and registers it in place of the
-// current one — or stages it, for a successor before TakeOver (the seeds'
-// sync semantics: an invalid listing changes nothing; a registration
-// conflict leaves the server with no tools and says so loudly).
-func (s *supervisor) sync(list []rawTool) error {
-	s.syncMu.Lock()
-	defer s.syncMu.Unlock()
-	return s.syncLocked(list)
-}
-
-// syncLocked is sync, with syncMu held.
-func (s *supervisor) syncLocked(list []rawTool) error {
-	gen, hidden, err := s.generation(list)
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	s.hidden, s.lastList = hidden, list
-	prev, staging, retired := s.gen, s.pred != nil, s.successor != nil
-	if staging {
-		s.staged = gen
-	}
-	s.mu.Unlock()
-	switch {
-	case staging, retired:
-		return nil
-	case prev != nil && prev.digest == gen.digest:
-		return nil // nothing changed: the model-visible JSON stays byte-identical
-	}
-	var prevSet *tools.Set
-	if prev != nil {
-		prevSet = prev.set
-	}
-	// One step: readers see the previous generation or this one, never
-	// neither; on a conflict the previous one is gone too (the seeds).
-	set, err := s.reg.Replace(s.ctx.Fiber(), prevSet, gen.batch...)
-	if err != nil {
-		s.mu.Lock()
-		s.gen = nil
-		s.mu.Unlock()
-		if !errors.Is(err, tools.ErrConflict) {
-			return err // the instance is being disposed
-		}
-		err = fmt.Errorf("mcp-client(%s): tool registration failed, no tools registered: %w", s.server, err)
-		s.log.Error(err.Error())
-		return err
-	}
-	gen.set = set
-	s.mu.Lock()
-	s.gen = gen
-	s.mu.Unlock()
-	s.log.Info("tools registered", "count", len(gen.batch))
-	return nil
-}
-
-// generation checks a listing and builds what it registers.
-func (s *supervisor) generation(list []rawTool) (*generation, int, error) {
-	cfg := s.config()
-	server := s.server
-	batch := make([]tools.Tool, 0, len(list))
-	names := make([]NamePair, 0, len(list))
-	byPublic := make(map[string]string, len(list))
-	byRaw := make(map[string]bool, len(list))
-	hidden := 0
-	for _, t := range list {
-		if t.Name == "" {
-			return nil, 0, fmt.Errorf("mcp-client(%s): server listed a tool without a name — invalid tool list", server)
-		}
-		if byRaw[t.Name] {
-			return nil, 0, fmt.Errorf("mcp-client(%s): server listed tool %q more than once — invalid tool list", server, t.Name)
-		}
-		byRaw[t.Name] = true
-		public := PublicName(server, t.Name)
-		if other, dup := byPublic[public]; dup {
-			return nil, 0, fmt.Errorf("mcp-client(%s): server listed tools %q and %q, which both become %q — invalid tool list", server, other, t.Name, public)
-		}
-		byPublic[public] = t.Name
-		if !cfg.exposes(t.Name) {
-			hidden++
-			continue // filtered out by enabledTools/disabledTools
-		}
-		batch = append(batch, tools.Tool{Name: public, Description: t.Description, Parameters: t.InputSchema, Definition: t.Definition, AlwaysLoad: cfg.AlwaysLoad, Execute: s.executor(t.Name)})
-		names = append(names, NamePair{Public: public, Raw: t.Name})
-	}
-	sort.Slice(names, func(i, j int) bool { return names[i].Public < names[j].Public })
-	return &generation{names: names, digest: digestTools(list, cfg), batch: batch}, hidden, nil
-}
-
-// digestTools identifies a listing by everything that reaches the model,
-// the rest of each tool's definition (title, annotations), which the gateway
-// serves, and the filters.
-func digestTools(list []rawTool, cfg *Config) [sha256.Size]byte {
-	h := sha256.New()
-	fmt.Fprintf(h, "%q %q\n", cfg.EnabledTools, cfg.DisabledTools)
-	for _, t := range list {
-		fmt.Fprintf(h, "%q %q %d:", t.Name, t.Description, len(t.InputSchema))
-		h.Write(t.InputSchema)
-		fmt.Fprintf(h, " %d:", len(t.Definition))
-		h.Write(t.Definition)
-		h.Write([]byte{'\n'})
-	}
-	return [sha256.Size]byte(h.Sum(nil))
-}
-
-// takeOver swaps pred's registration (nil: none) for the staged generation
-// in one step (rule 2). It runs on the host's goroutine: nothing here waits
-// for the network.
-func (s *supervisor) takeOver(pred *supervisor) error {
-	if pred != nil {
-		pred.syncMu.Lock()
-		defer pred.syncMu.Unlock()
-	}
-	s.syncMu.Lock()
-	defer s.syncMu.Unlock()
-	s.mu.Lock()
-	gen := s.staged
-	s.mu.Unlock()
-	if gen == nil {
-		return fmt.Errorf("mcp-client(%s): nothing listed to take over with", s.server)
-	}
-	var old *tools.Set
-	if pred != nil {
-		pred.mu.Lock()
-		if pred.gen != nil {
-			old = pred.gen.set
-		}
-		pred.gen, pred.successor = nil, s
-		pred.bumpLocked()
-		pred.mu.Unlock()
-		if pred.releaseName != nil {
-			pred.releaseName()
-		}
-	}
-	set, err := s.reg.Replace(s.ctx.Fiber(), old, gen.batch...)
-	if err != nil {
-		return fmt.Errorf("mcp-client(%s): tool registration failed, no tools registered: %w", s.server, err)
-	}
-	gen.set = set
-	s.mu.Lock()
-	s.gen, s.staged, s.pred = gen, nil, nil
-	s.mu.Unlock()
-	s.log.Info("took over", "tools", len(gen.batch))
-	return nil
-}
-
-// reconfigure applies the live keys of next.
-func (s *supervisor) reconfigure(next *Config) {
+// reconfigure applies the live keys of next. An edit of roots that would
+// declare roots to a server of the handshake era that was told there are
+// none (or the other way round) cannot apply to the running session: it is
+// refused, and the host re-creates the instance.
+func (s *supervisor) reconfigure(next *Config) error {
 	cur := s.config()
+	s.mu.Lock()
+	sess := s.sess
+	s.mu.Unlock()
+	if sess != nil && !sess.modern() && (len(cur.Roots) > 0) != (len(next.Roots) > 0) {
+		return fmt.Errorf("mcp-client(%s): roots were declared to the server at its start, or not: a new connection declares them", s.server)
+	}
 	cfg := *cur
 	cfg.ToolCallTimeoutMs = next.ToolCallTimeoutMs
 	cfg.MaxResultBytes = next.MaxResultBytes
 	cfg.EnabledTools = next.EnabledTools
 	cfg.DisabledTools = next.DisabledTools
 	cfg.Reconnect = next.Reconnect
+	cfg.Roots = next.Roots
 	s.cfg.store(&cfg)
 	if cur.Reconnect != cfg.Reconnect {
 		s.mu.Lock()
@@ -637,28 +480,10 @@ func (s *supervisor) reconfigure(next *Config) {
 	if !slices.Equal(cur.EnabledTools, cfg.EnabledTools) || !slices.Equal(cur.DisabledTools, cfg.DisabledTools) {
 		_ = s.ctx.Go("apply the tool filters", s.refilter) // off the host's goroutine; fails only once disposed
 	}
-}
-
-// dropTools unregisters the current generation at once.
-func (s *supervisor) dropTools() {
-	s.syncMu.Lock()
-	defer s.syncMu.Unlock()
-	s.mu.Lock()
-	gen := s.gen
-	s.gen = nil
-	s.mu.Unlock()
-	if gen != nil && gen.set != nil {
-		_ = gen.set.Release(context.Background())
+	if !slices.Equal(cur.Roots, cfg.Roots) && sess != nil {
+		_ = s.ctx.Go("tell the server of the new roots", func(context.Context) { sess.rootsChanged() })
 	}
-}
-
-func (s *supervisor) toolCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.gen == nil {
-		return 0
-	}
-	return len(s.gen.names)
+	return nil
 }
 
 // leave uncounts a call that session counted here.
@@ -703,8 +528,8 @@ var errStopped = errors.New("the server's entry was stopped")
 func (s *supervisor) session(ctx context.Context) (owner *supervisor, sess *session, err error) {
 	for {
 		s.mu.Lock()
-		sess, changed, next, gaveUp := s.sess, s.changed, s.successor, s.gaveUp
-		if sess != nil && isDone(sess.c.Done()) {
+		sess, changed, next, ph, failErr := s.sess, s.changed, s.successor, s.phase, s.failErr
+		if sess != nil && isDone(sess.Done()) {
 			sess = nil // lost; the run goroutine is about to notice
 		}
 		if next == nil && sess != nil {
@@ -719,8 +544,8 @@ func (s *supervisor) session(ctx context.Context) (owner *supervisor, sess *sess
 			continue
 		case sess != nil:
 			return s, sess, nil
-		case gaveUp != nil:
-			return s, nil, gaveUp
+		case ph == phaseFailed:
+			return s, nil, failErr
 		case s.ctx.Context().Err() != nil:
 			return s, nil, errStopped
 		}
@@ -733,29 +558,21 @@ func (s *supervisor) session(ctx context.Context) (owner *supervisor, sess *sess
 	}
 }
 
-func isDone(c <-chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
-}
-
 // outage describes why no session is there, for a call that waited in
 // vain.
 func (s *supervisor) outage() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.phaseLocked() != "reconnecting" {
+	if s.phase != phaseReconnecting {
 		return ""
 	}
 	max := s.config().Reconnect.MaxAttempts
 	return fmt.Sprintf("server %s is reconnecting (attempt %d/%d): %s", s.server, s.attempt, max, s.lastErr)
 }
 
-// executor calls one tool by its raw name.
-func (s *supervisor) executor(raw string) tools.Executor {
+// executor calls one tool by its raw name; public is its name in the
+// registry, for the fronts the server's questions go to.
+func (s *supervisor) executor(raw, public string) tools.Executor {
 	return func(ctx context.Context, args json.RawMessage) (tools.Result, error) {
 		cfg := s.config()
 		timeout := cfg.toolCallTimeout()
@@ -765,12 +582,12 @@ func (s *supervisor) executor(raw string) tools.Executor {
 			owner, sess, err := s.session(cctx)
 			if err == nil {
 				var res json.RawMessage
-				res, err = sess.callTool(cctx, raw, tools.ObjectArgs(args))
+				res, err = sess.callTool(cctx, public, raw, tools.ObjectArgs(args))
 				owner.leave()
 				if err == nil {
 					return owner.result(res, raw)
 				}
-				if notSent(err) && cctx.Err() == nil {
+				if notSent(err) && !errors.Is(err, errSessionGone) && cctx.Err() == nil {
 					continue // it never reached the server: the next connection takes it
 				}
 			}
@@ -816,56 +633,4 @@ func budget(text string, max int) string {
 	}
 	cut := safe.Cut(text, max)
 	return fmt.Sprintf("%s\n[result truncated: %d of %d bytes shown (maxResultBytes)]", cut, len(cut), len(text))
-}
-
-// status fills the live part of st.
-func (s *supervisor) status(st *Status, red *secret.Set) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st.Phase = s.phaseLocked()
-	st.Syncs = s.syncs
-	st.SyncError = red.Redact(s.syncErr)
-	if !s.lastSync.IsZero() {
-		t := s.lastSync
-		st.LastSync = &t
-	}
-	// What runs and what is registered: nothing once the instance has
-	// failed or was disposed (the last words, stderr, stay below).
-	live := s.gaveUp == nil && !s.stopped
-	if s.gen != nil && live {
-		for _, n := range s.gen.names {
-			st.Tools[n.Public] = n.Raw
-		}
-		st.ToolCount = len(s.gen.names)
-		st.HiddenTools = s.hidden
-	}
-	st.Reconnects = s.reconnects
-	if s.sess != nil && live {
-		t := s.since
-		st.ConnectedSince = &t
-	}
-	if st.Phase == "reconnecting" && s.attempt > 0 {
-		st.Attempt, st.MaxAttempts = s.attempt, st.Reconnect.MaxAttempts
-		if !s.nextTry.IsZero() && s.nextTry.After(time.Now()) {
-			t := s.nextTry
-			st.NextTry = &t
-		}
-	}
-	if s.sess == nil && s.lastErr != "" {
-		st.LastError = red.Redact(s.lastErr)
-	}
-	sess := s.last
-	if sess == nil {
-		return
-	}
-	if info, proto := sess.serverInfo(); proto != "" && s.sess != nil {
-		st.Server = &Server{Name: red.Redact(info.Name), Version: red.Redact(info.Version)}
-		st.ProtocolVersion = red.Redact(proto)
-	}
-	if sc, ok := sess.c.(*stdioConn); ok {
-		if s.sess != nil && live {
-			st.PID = sc.PID() // a lost or stopped server's pid is gone, or someone else's
-		}
-		st.Stderr = sc.Stderr() // redacted as it was read; a lost server's last words
-	}
 }
