@@ -4,12 +4,16 @@ package e2e
 // binary exposes it, against our fixture and the pinned npm servers.
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/harness-go/harness/internal/fixture"
 	"github.com/harness-go/harness/internal/hosttest"
@@ -307,5 +311,77 @@ func assertNoSecret(t *testing.T, r result, secrets ...string) {
 				}
 			}
 		}
+	}
+}
+
+// A server that pings its client before every answer (as @playwright/mcp
+// does) works through call and run, over stdio and Streamable HTTP: every
+// ping is answered {}.
+func TestServerThatPingsWorks(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	url := startFixtureHTTP(t, "--ping-first", "--only", "echo")
+	writeConfig(t, dir, fixtureEntry("p", "p", "--ping-first", "--only", "echo")+
+		"- id: h\n  name: mcp-client\n  config:\n    serverName: h\n    transport: streamable-http\n    url: "+yq(url)+"\n")
+	for _, server := range []string{"p", "h"} {
+		r := harness(t, dir, "call", "mcp__"+server+"__echo", `{"message":"hi"}`)
+		expectCode(t, r, 0)
+		if r.stdout != "echo: hi\n" {
+			t.Fatalf("call printed %q\n%s", r.stdout, r)
+		}
+		r = harness(t, dir, "call", "mcp__"+server+"__pings", `{}`)
+		expectCode(t, r, 0)
+		if n := strings.TrimSpace(r.stdout); n == "0" || n == "" {
+			t.Fatalf("pings answered: %q\n%s", r.stdout, r)
+		}
+	}
+	r := harnessWith(t, runConfig{dir: dir, stdin: "/call mcp__p__echo {\"message\":\"one\"}\n/call mcp__h__echo {\"message\":\"two\"}\n/quit\n"}, "run")
+	expectCode(t, r, 0)
+	if !strings.Contains(r.stdout, "echo: one\n") || !strings.Contains(r.stdout, "echo: two\n") {
+		t.Fatalf("run printed:\n%s", r)
+	}
+
+	// Through the gateway: mcp-go's client calls harness serve, whose
+	// backends ping it... the harness, which answers.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*waitTimeout)
+	defer cancel()
+	cl := client.NewClient(stdioServe(t, "-c", filepath.Join(dir, "cordis.yml")))
+	if err := cl.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	init := mcp.InitializeRequest{}
+	init.Params.ClientInfo = mcp.Implementation{Name: "e2e", Version: "0"}
+	if _, err := cl.Initialize(ctx, init); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	for _, name := range []string{"mcp__p__echo", "mcp__h__echo"} {
+		req := mcp.CallToolRequest{}
+		req.Params.Name = name
+		req.Params.Arguments = map[string]any{"message": "via serve"}
+		res, err := cl.CallTool(ctx, req)
+		if err != nil || res.IsError || len(res.Content) == 0 || res.Content[0].(mcp.TextContent).Text != "echo: via serve" {
+			t.Fatalf("serve, %s: %+v, %v", name, res, err)
+		}
+	}
+}
+
+// A server of 2026-07-28 only, which refuses initialize as the conformance
+// suite's mock does (HTTP 400, -32020), is reached with protocol: auto (the
+// default): call works, and status says which revision it speaks.
+func TestStatelessOnlyServerThroughAuto(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	url := startFixtureHTTP(t, "--refuse-initialize", "-32020", "--only", "echo")
+	writeConfig(t, dir, "- id: m\n  name: mcp-client\n  config:\n    serverName: m\n    transport: streamable-http\n    url: "+yq(url)+"\n")
+	r := harness(t, dir, "call", "mcp__m__echo", `{"message":"hi"}`)
+	expectCode(t, r, 0)
+	if r.stdout != "echo: hi\n" {
+		t.Fatalf("call printed %q\n%s", r.stdout, r)
+	}
+	r = harness(t, dir, "status")
+	expectCode(t, r, 0)
+	if !strings.Contains(r.stdout, "protocol 2026-07-28 (stateless)") {
+		t.Fatalf("status:\n%s", r)
 	}
 }
