@@ -5,11 +5,25 @@
 //	client [-deadline 20s] [-log-level info] URL
 //
 // It boots a host with the tools service, loads an in-memory cordis.yml with
-// one mcp-client entry (streamable-http to URL, serverName "conformance",
-// protocol auto), waits for it to settle, and then works through the tools
-// registry only, as a model would: it prints the model-visible tool list and
-// calls every tool once with arguments made up from its JSON Schema. Results
-// go to stdout, logs to stderr.
+// one mcp-client entry (streamable-http to URL, serverName "conformance"),
+// waits for it to settle, and then works through the tools registry only, as
+// a model would: it prints the model-visible tool list and calls every tool
+// once with arguments made up from its JSON Schema. Results go to stdout,
+// logs to stderr.
+//
+// What the suite tells its client in the environment is used as a real
+// client of the suite would use it: the revision it runs at
+// (MCP_CONFORMANCE_PROTOCOL_VERSION: 2026-07-28 → protocol modern, any
+// other → auto, unless -protocol says), the calls a scenario wants made,
+// with their arguments (MCP_CONFORMANCE_CONTEXT's toolCalls: only those are
+// made), and the scenario (MCP_CONFORMANCE_SCENARIO:
+// json-schema-2020-12-preservation echoes the schema it was listed back to
+// the scenario's echo tool).
+//
+// Every call runs with a test-only front (tools.Front): it accepts every
+// elicitation, its form filled with the defaults of the requested schema
+// (SEP-1034), and offers nothing else. It stands in for a person at the
+// console who presses enter on every field.
 //
 // The exit status is 0 when the entry became ready and every call came back
 // with a result (an error result counts: the server decides what its tools
@@ -28,13 +42,14 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/harness-go/harness/host"
-	_ "github.com/harness-go/harness/plugins/mcpclient"
+	"github.com/harness-go/harness/plugins/mcpclient"
 	"github.com/harness-go/harness/plugins/tools"
 )
 
@@ -55,6 +70,7 @@ type options struct {
 	url      string
 	deadline time.Duration
 	level    slog.Level
+	protocol string
 }
 
 func parseArgs(args []string, stderr io.Writer) (options, error) {
@@ -66,6 +82,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	}
 	o := options{}
 	fs.DurationVar(&o.deadline, "deadline", 20*time.Second, "bound of the whole run")
+	fs.StringVar(&o.protocol, "protocol", "", "the entry's protocol (auto, legacy, modern); default: modern when the suite runs at 2026-07-28, else auto")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	if len(args) == 0 {
 		fs.Usage()
@@ -89,6 +106,12 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	if err := o.level.UnmarshalText([]byte(*level)); err != nil {
 		return o, fmt.Errorf("-log-level: %v", err)
 	}
+	if o.protocol == "" {
+		o.protocol = "auto"
+		if os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION") == "2026-07-28" {
+			o.protocol = "modern"
+		}
+	}
 	return o, nil
 }
 
@@ -110,7 +133,7 @@ type mcpConfig struct {
 
 // cordisYML is the configuration the client runs: one mcp-client entry whose
 // timeouts fit in the deadline.
-func cordisYML(serverURL string, deadline time.Duration) ([]byte, error) {
+func cordisYML(serverURL, protocol string, deadline time.Duration) ([]byte, error) {
 	startup := min(10*time.Second, deadline/2)
 	call := min(10*time.Second, deadline/2)
 	return yaml.Marshal([]entryConfig{{
@@ -120,7 +143,7 @@ func cordisYML(serverURL string, deadline time.Duration) ([]byte, error) {
 			ServerName:        serverName,
 			Transport:         "streamable-http",
 			URL:               serverURL,
-			Protocol:          "auto",
+			Protocol:          protocol,
 			StartupTimeoutMs:  max(1, int(startup/time.Millisecond)),
 			ToolCallTimeoutMs: max(1, int(call/time.Millisecond)),
 		},
@@ -167,7 +190,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // exercise loads the configuration, waits for the entry, lists the tools and
 // calls each once. It returns the exit status.
 func exercise(ctx context.Context, o options, h *host.Host, reg *tools.Registry, stdout, stderr io.Writer) int {
-	src, err := cordisYML(o.url, o.deadline)
+	src, err := cordisYML(o.url, o.protocol, o.deadline)
 	if err != nil {
 		fmt.Fprintln(stderr, "client: building cordis.yml:", err)
 		return 1
@@ -207,14 +230,33 @@ func exercise(ctx context.Context, o options, h *host.Host, reg *tools.Registry,
 		fmt.Fprintln(stderr, "client: the model-visible tool list is not JSON:", err)
 		return 1
 	}
-	code := 0
+	schemas := map[string]json.RawMessage{}
 	for _, t := range list {
-		args := argsFromSchema(t.Function.Parameters)
-		res := reg.Execute(ctx, t.Function.Name, args)
+		schemas[t.Function.Name] = t.Function.Parameters
+	}
+	calls, err := planCalls(os.Getenv("MCP_CONFORMANCE_SCENARIO"), os.Getenv("MCP_CONFORMANCE_CONTEXT"), schemas)
+	if err != nil {
+		fmt.Fprintln(stderr, "client:", err)
+		return 1
+	}
+	if calls == nil {
+		for _, t := range list {
+			calls = append(calls, call{t.Function.Name, argsFromSchema(t.Function.Parameters)})
+		}
+	}
+	code := 0
+	fctx := tools.WithFront(ctx, defaultsFront{})
+	for _, c := range calls {
+		if _, ok := schemas[c.tool]; !ok {
+			fmt.Fprintf(stderr, "client: %s is not a registered tool\n", c.tool)
+			code = 1
+			continue
+		}
+		res := reg.Execute(fctx, c.tool, c.args)
 		out, _ := json.Marshal(res)
-		fmt.Fprintf(stdout, "call %s %s -> %s\n", t.Function.Name, args, out)
+		fmt.Fprintf(stdout, "call %s %s -> %s\n", c.tool, c.args, out)
 		if ctx.Err() != nil {
-			fmt.Fprintf(stderr, "client: calling %s: %v\n", t.Function.Name, context.Cause(ctx))
+			fmt.Fprintf(stderr, "client: calling %s: %v\n", c.tool, context.Cause(ctx))
 			return 1
 		}
 	}
@@ -297,4 +339,106 @@ func schemaType(raw json.RawMessage) string {
 		}
 	}
 	return ""
+}
+
+// call is one call the client makes.
+type call struct {
+	tool string          // the public name
+	args json.RawMessage // the arguments
+}
+
+// planCalls returns the calls a scenario wants made, or nil for the default
+// (every tool once, arguments made up from its schema): the toolCalls of the
+// suite's context, with their arguments; for
+// json-schema-2020-12-preservation, every tool, the echo tool getting the
+// schema the focal tool was listed with (as the registry holds it).
+func planCalls(scenario, suiteContext string, schemas map[string]json.RawMessage) ([]call, error) {
+	public := func(raw string) string { return mcpclient.PublicName(serverName, raw) }
+	if suiteContext != "" {
+		var c struct {
+			ToolCalls []struct {
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+			} `json:"toolCalls"`
+		}
+		if err := json.Unmarshal([]byte(suiteContext), &c); err != nil {
+			return nil, fmt.Errorf("MCP_CONFORMANCE_CONTEXT is not JSON: %v", err)
+		}
+		if len(c.ToolCalls) > 0 {
+			calls := make([]call, 0, len(c.ToolCalls))
+			for _, tc := range c.ToolCalls {
+				args := tc.Arguments
+				if len(args) == 0 {
+					args = json.RawMessage(`{}`)
+				}
+				calls = append(calls, call{public(tc.Name), args})
+			}
+			return calls, nil
+		}
+	}
+	if scenario == "json-schema-2020-12-preservation" {
+		focal, echo := public("json_schema_2020_12_tool"), public("json_schema_echo")
+		schema, ok := schemas[focal]
+		if !ok {
+			return nil, fmt.Errorf("the scenario's tool %s is not registered", focal)
+		}
+		calls := []call{}
+		for _, name := range sortedNames(schemas) {
+			args := argsFromSchema(schemas[name])
+			if name == echo {
+				args, _ = json.Marshal(map[string]json.RawMessage{"schema": schema})
+			}
+			calls = append(calls, call{name, args})
+		}
+		return calls, nil
+	}
+	return nil, nil
+}
+
+func sortedNames(m map[string]json.RawMessage) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// defaultsFront is the test-only front of the conformance client: every
+// elicitation is accepted, each field of a form given its schema's default
+// (SEP-1034; a field without one is left out), a URL-mode one as if the
+// person had opened the URL. It offers no sampling.
+type defaultsFront struct{}
+
+func (defaultsFront) Ask(_ context.Context, q tools.Question) (json.RawMessage, error) {
+	if q.Method != tools.MethodElicit {
+		return nil, tools.ErrUnsupported
+	}
+	var p struct {
+		Mode            string `json:"mode"`
+		RequestedSchema struct {
+			Properties map[string]struct {
+				Default json.RawMessage `json:"default"`
+			} `json:"properties"`
+		} `json:"requestedSchema"`
+	}
+	if err := json.Unmarshal(q.Params, &p); err != nil {
+		return nil, fmt.Errorf("the elicitation does not decode: %w", err)
+	}
+	if p.Mode == "url" {
+		return json.RawMessage(`{"action":"accept"}`), nil
+	}
+	content := map[string]json.RawMessage{}
+	for name, prop := range p.RequestedSchema.Properties {
+		if len(prop.Default) > 0 {
+			content[name] = prop.Default
+		}
+	}
+	return json.Marshal(map[string]any{"action": "accept", "content": content})
+}
+
+func (defaultsFront) Notify(context.Context, tools.Notification) {}
+
+func (defaultsFront) Offers() tools.Offers {
+	return tools.Offers{Elicitation: true, ElicitationURL: true}
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/plugins/tools"
 )
 
 func TestArgsFromSchema(t *testing.T) {
@@ -35,7 +38,7 @@ func TestArgsFromSchema(t *testing.T) {
 }
 
 func TestCordisYMLLoads(t *testing.T) {
-	src, err := cordisYML(`http://localhost:1234/mcp?x="y"#z`, 20*time.Second)
+	src, err := cordisYML(`http://localhost:1234/mcp?x="y"#z`, "auto", 20*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,3 +81,48 @@ func TestUnreachableServerFails(t *testing.T) {
 }
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// The test-only front accepts every elicitation with its form's defaults
+// (SEP-1034) and answers nothing else.
+func TestDefaultsFront(t *testing.T) {
+	f := defaultsFront{}
+	params := json.RawMessage(`{"message":"m","requestedSchema":{"type":"object","properties":{"name":{"type":"string","default":"John Doe"},"age":{"type":"integer","default":30},"score":{"type":"number","default":95.5},"verified":{"type":"boolean","default":true},"note":{"type":"string"}}}}`)
+	got, err := f.Ask(context.Background(), tools.Question{Method: tools.MethodElicit, Params: params})
+	if err != nil || string(got) != `{"action":"accept","content":{"age":30,"name":"John Doe","score":95.5,"verified":true}}` {
+		t.Fatalf("form: %s, %v", got, err)
+	}
+	got, err = f.Ask(context.Background(), tools.Question{Method: tools.MethodElicit, Params: json.RawMessage(`{"mode":"url","url":"https://x"}`)})
+	if err != nil || string(got) != `{"action":"accept"}` {
+		t.Fatalf("url: %s, %v", got, err)
+	}
+	if _, err := f.Ask(context.Background(), tools.Question{Method: tools.MethodSample}); !errors.Is(err, tools.ErrUnsupported) {
+		t.Fatalf("sampling: %v", err)
+	}
+	if o := f.Offers(); !o.Elicitation || !o.ElicitationURL || o.Sampling {
+		t.Fatalf("offers %+v", o)
+	}
+}
+
+// The calls a scenario asks for: those of the suite's context, with their
+// arguments; the schema echo of json-schema-2020-12-preservation; else all.
+func TestPlanCalls(t *testing.T) {
+	schemas := map[string]json.RawMessage{
+		"mcp__conformance__json_schema_2020_12_tool": json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object"}`),
+		"mcp__conformance__json_schema_echo":         json.RawMessage(`{"type":"object","properties":{"schema":{"type":"object"}},"required":["schema"]}`),
+	}
+	calls, err := planCalls("http-custom-headers", `{"toolCalls":[{"name":"test_custom_headers","arguments":{"region":"us-west1"}},{"name":"x"}]}`, schemas)
+	if err != nil || len(calls) != 2 || calls[0].tool != "mcp__conformance__test_custom_headers" || string(calls[0].args) != `{"region":"us-west1"}` || string(calls[1].args) != `{}` {
+		t.Fatalf("context: %+v, %v", calls, err)
+	}
+	calls, err = planCalls("json-schema-2020-12-preservation", "", schemas)
+	if err != nil || len(calls) != 2 || calls[0].tool != "mcp__conformance__json_schema_2020_12_tool" ||
+		string(calls[1].args) != `{"schema":{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object"}}` {
+		t.Fatalf("preservation: %+v, %v", calls, err)
+	}
+	if calls, err := planCalls("tools_call", "", schemas); calls != nil || err != nil {
+		t.Fatalf("default: %+v, %v", calls, err)
+	}
+	if _, err := planCalls("x", "not json", schemas); err == nil {
+		t.Fatal("a context that is not JSON")
+	}
+}
