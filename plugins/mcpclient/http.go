@@ -126,6 +126,19 @@ func (f *httpFraming) sessionID() string {
 	return f.session
 }
 
+// addStream counts the reader of a stream before it starts, unless the
+// connection is lost or closing: Close waits for the readers, and an Add
+// may not race that Wait.
+func (f *httpFraming) addStream() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.lostErr != nil {
+		return false
+	}
+	f.streams.Add(1)
+	return true
+}
+
 // fail ends the connection once, with why.
 func (f *httpFraming) fail(err error) {
 	f.mu.Lock()
@@ -239,7 +252,10 @@ func (f *httpFraming) Write(ctx context.Context, m *outMsg) error {
 		f.mu.Unlock()
 		return &notSentError{errSessionGone}
 	case resp.StatusCode == http.StatusOK && strings.HasPrefix(ct, "text/event-stream"):
-		f.streams.Add(1)
+		if !f.addStream() {
+			resp.Body.Close()
+			return f.lostError()
+		}
 		go func() {
 			defer f.streams.Done()
 			f.followStream(ctx, resp, m, via)
