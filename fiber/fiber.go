@@ -86,13 +86,21 @@ type Disposer func(ctx context.Context) error
 // owned goroutine. It runs on its own goroutine.
 type FaultHandler func(f *Fiber, err error)
 
-// Option configures a root fiber.
+// Option configures a fiber: a root ([New]) or a child ([Fiber.Child]).
 type Option func(*Fiber)
 
 // WithFaultHandler sets the handler for faults of this fiber and its
 // descendants.
 func WithFaultHandler(h FaultHandler) Option {
 	return func(f *Fiber) { f.fault = h }
+}
+
+// WithValue makes the fiber's context carry val under key, as
+// [context.WithValue] does; the fiber's descendants inherit it through their
+// contexts. The host marks each instance's fiber with its entry this way, so
+// a service can tell which entry a fiber belongs to.
+func WithValue(key, val any) Option {
+	return func(f *Fiber) { f.ctx = context.WithValue(f.ctx, key, val) }
 }
 
 // Fiber is one lifetime. The zero value is not usable; see [New].
@@ -184,14 +192,18 @@ func (f *Fiber) Err() error {
 func (f *Fiber) Done() <-chan struct{} { return f.done }
 
 // Child creates a child fiber. It fails with [ErrDisposed] once f's disposal
-// has begun.
-func (f *Fiber) Child(name string) (*Fiber, error) {
+// has begun. A [WithFaultHandler] among opts replaces the inherited handler
+// for c and its descendants.
+func (f *Fiber) Child(name string, opts ...Option) (*Fiber, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.state != Active {
 		return nil, fmt.Errorf("fiber %s: child %q: %w", f.Path(), name, ErrDisposed)
 	}
 	c := newFiber(f.ctx, name, f)
+	for _, o := range opts {
+		o(c)
+	}
 	f.children = append(f.children, c)
 	return c, nil
 }

@@ -321,6 +321,35 @@ func TestFailRecordsCause(t *testing.T) {
 	}
 }
 
+// A value given to a child is seen through its descendants' contexts, not
+// its parent's, and the child's context is still cancelled with its cause.
+func TestChildValueIsInherited(t *testing.T) {
+	t.Parallel()
+	type key struct{}
+	root := fiber.New(context.Background(), "root")
+	c, err := root.Child("entry", fiber.WithValue(key{}, "gh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gc := mustChild(t, c, "conn")
+	if got := gc.Context().Value(key{}); got != "gh" {
+		t.Errorf("grandchild value = %v, want gh", got)
+	}
+	if got := root.Context().Value(key{}); got != nil {
+		t.Errorf("root value = %v, want none", got)
+	}
+	cause := errors.New("gone")
+	if err := c.Fail(context.Background(), cause); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(context.Cause(gc.Context()), cause) {
+		t.Errorf("grandchild cause = %v, want the failure", context.Cause(gc.Context()))
+	}
+	if err := root.Dispose(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestGoroutinePanicReachesFaultHandler(t *testing.T) {
 	t.Parallel()
 	faults := make(chan error, 1)

@@ -18,6 +18,20 @@ type Context struct {
 	inst *instance
 }
 
+// entryKey marks an instance's fiber context with its entry id (see
+// [EntryOf]).
+type entryKey struct{}
+
+// EntryOf returns the id of the entry whose instance ctx belongs to: ctx is
+// the context of an instance's fiber or of a fiber, goroutine or call below
+// it. A service uses it to record which entry registered something (the
+// tools registry records each tool's owner), so that no one needs to know
+// the plugin behind an entry to ask what it provides.
+func EntryOf(ctx context.Context) (id string, ok bool) {
+	id, ok = ctx.Value(entryKey{}).(string)
+	return id, ok
+}
+
 // ID returns the entry id.
 func (c *Context) ID() string { return c.inst.spec.ID }
 

@@ -49,7 +49,7 @@ func (h *Host) apply(e *entry, pred *instance) {
 		name = fmt.Sprintf("%s#%d", e.spec.ID, h.gen)
 	}
 	log := h.log.With("entry", e.spec.ID, "plugin", e.kind.Name)
-	f, err := h.root.Child(name)
+	f, err := h.root.Child(name, fiber.WithValue(entryKey{}, e.spec.ID))
 	if err != nil {
 		if pred == nil {
 			h.setState(e, Failed, fmt.Errorf("entry %q: %w", e.spec.ID, err), nil)

@@ -17,7 +17,6 @@ import (
 	"github.com/harness-go/harness/internal/loop"
 	"github.com/harness-go/harness/internal/safe"
 	"github.com/harness-go/harness/plugins/agent"
-	"github.com/harness-go/harness/plugins/mcpclient"
 	"github.com/harness-go/harness/plugins/mcpserver"
 	"github.com/harness-go/harness/plugins/tools"
 )
@@ -233,9 +232,3 @@ func withSignals(ctx context.Context, signals <-chan os.Signal) (context.Context
 }
 
 var errInterrupted = errors.New("interrupted")
-
-// mcpStatus returns the MCP details of an entry, if it is one.
-func mcpStatus(e host.EntryStatus) *mcpclient.Status {
-	s, _ := e.Details.(*mcpclient.Status)
-	return s
-}

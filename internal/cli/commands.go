@@ -14,7 +14,6 @@ import (
 
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/internal/safe"
-	"github.com/harness-go/harness/plugins/mcpclient"
 	"github.com/harness-go/harness/plugins/tools"
 )
 
@@ -169,26 +168,12 @@ func (hs *harness) waitForTool(ctx context.Context, name string) bool {
 }
 
 // unknownTool explains why name is not there: the state of the entry that
-// would provide it, when it can be told from the name.
+// would provide it, when its plugin can tell that from the name
+// ([tools.Claimer]).
 func (hs *harness) unknownTool(name string) error {
 	msg := fmt.Sprintf("harness call: unknown tool %q", safe.Line(name))
 	snap := hs.host.Snapshot()
-	if server, ok := mcpclient.ServerOf(name); ok {
-		hint := fmt.Sprintf(" (no entry has serverName %q)", server)
-		for _, e := range snap {
-			if s := mcpStatus(e); s != nil && s.ServerName == server {
-				switch {
-				case e.State == host.Failed:
-					hint = fmt.Sprintf(" (its server %q, entry %q, failed: %s)", server, e.ID, safe.Text(e.Error))
-				case !e.Settled:
-					hint = fmt.Sprintf(" (its server %q, entry %q, is still %s after %s)", server, e.ID, e.State, hs.o.wait)
-				default:
-					hint = fmt.Sprintf(" (entry %q, serverName %q, is %s and lists no such tool)", e.ID, server, e.State)
-				}
-			}
-		}
-		msg += hint
-	}
+	msg += claimHint(snap, name, hs.o.wait)
 	for _, e := range snap {
 		if !e.Settled {
 			// It may have been on its way: not settled within --wait.
@@ -196,6 +181,34 @@ func (hs *harness) unknownTool(name string) error {
 		}
 	}
 	return exit(ExitUsage, "%s", msg)
+}
+
+// claimHint is unknownTool's parenthesis: the entry whose plugin claims
+// name, and why it does not list it; or that no entry is what the name
+// points at; or "" when no plugin reads anything into the name.
+func claimHint(snap []host.EntryStatus, name string, wait time.Duration) string {
+	hint := ""
+	for _, e := range snap {
+		c, ok := e.Details.(tools.Claimer)
+		if !ok {
+			continue
+		}
+		who, mine := c.ClaimTool(name)
+		switch {
+		case who == "":
+		case !mine:
+			if hint == "" {
+				hint = fmt.Sprintf(" (no entry has %s)", who)
+			}
+		case e.State == host.Failed:
+			return fmt.Sprintf(" (entry %q, %s, failed: %s)", e.ID, who, safe.Text(e.Error))
+		case !e.Settled:
+			return fmt.Sprintf(" (entry %q, %s, is still %s after %s)", e.ID, who, e.State, wait)
+		default:
+			return fmt.Sprintf(" (entry %q, %s, is %s and lists no such tool)", e.ID, who, e.State)
+		}
+	}
+	return hint
 }
 
 func writeResult(w io.Writer, res tools.Result, asJSON bool) {

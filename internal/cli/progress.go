@@ -165,13 +165,11 @@ func (r *reporter) describe(ev host.Event) string {
 	return ""
 }
 
+// toolCount is " (N tools)" for an entry that registered tools (the
+// registry records who registered each), or "".
 func (r *reporter) toolCount(id string) string {
-	for _, e := range r.hs.host.Snapshot() {
-		if e.ID == id {
-			if s := mcpStatus(e); s != nil {
-				return fmt.Sprintf(" (%d tools)", s.ToolCount)
-			}
-		}
+	if n := len(r.hs.tools.Owned(id)); n > 0 {
+		return fmt.Sprintf(" (%d tools)", n)
 	}
 	return ""
 }

@@ -268,3 +268,21 @@ func FuzzPublicName(f *testing.F) {
 		}
 	})
 }
+
+// The status claims the names of its own server, names another server's,
+// and says nothing of a name outside mcp__<server>__.
+func TestStatusClaimsItsServersNames(t *testing.T) {
+	s := &Status{ServerName: "gh"}
+	for _, c := range []struct {
+		name, who string
+		mine      bool
+	}{
+		{"mcp__gh__search", `serverName "gh"`, true},
+		{"mcp__fs__read", `serverName "fs"`, false},
+		{"greet", "", false},
+	} {
+		if who, mine := s.ClaimTool(c.name); who != c.who || mine != c.mine {
+			t.Errorf("ClaimTool(%q) = %q, %v; want %q, %v", c.name, who, mine, c.who, c.mine)
+		}
+	}
+}

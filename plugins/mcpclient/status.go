@@ -13,6 +13,7 @@ import (
 
 	"github.com/harness-go/harness/host/secret"
 	"github.com/harness-go/harness/internal/safe"
+	"github.com/harness-go/harness/plugins/tools"
 )
 
 // NamePair maps a public tool name to the server's own.
@@ -288,3 +289,15 @@ func revision(proto string) string {
 	}
 	return proto + " (initialize handshake)"
 }
+
+// ClaimTool tells the CLI, of a tool that is not registered, whether it
+// would be this entry's (see [tools.Claimer]).
+func (s *Status) ClaimTool(name string) (who string, mine bool) {
+	server, ok := ServerOf(name)
+	if !ok {
+		return "", false
+	}
+	return fmt.Sprintf("serverName %q", server), server == s.ServerName
+}
+
+var _ tools.Claimer = (*Status)(nil)

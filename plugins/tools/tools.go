@@ -82,6 +82,7 @@ var ErrConflict = errors.New("already registered")
 type entry struct {
 	tool  Tool
 	model []byte // the tool's element of the model-visible JSON
+	owner string // the entry that registered it ([host.EntryOf]), or ""
 }
 
 // Registry holds the registered tools. It is safe for concurrent use.
@@ -211,6 +212,11 @@ func (r *Registry) Replace(f *fiber.Fiber, old *Set, batch ...Tool) (*Set, error
 	if err != nil {
 		return nil, err
 	}
+	if owner, ok := host.EntryOf(f.Context()); ok {
+		for _, e := range entries {
+			e.owner = owner
+		}
+	}
 	mine := map[*entry]bool{}
 	if old != nil {
 		for _, e := range old.entries {
@@ -338,6 +344,43 @@ func (r *Registry) Lookup(name string) (Tool, bool) {
 		return Tool{}, false
 	}
 	return e.tool, true
+}
+
+// A Claimer is an entry's status (host.EntryStatus.Details) whose plugin
+// names its tools by a rule a name can be read back from: the CLI asks it
+// about a tool that is not registered, to say which entry would provide it
+// and in what state that entry is. mcp-client's status is one
+// (mcp__<serverName>__<tool>).
+type Claimer interface {
+	// ClaimTool reports, for a name that follows the plugin's naming, what
+	// the name points at, for a person (`serverName "gh"`), and whether that
+	// is this entry; who is "" for a name of another naming.
+	ClaimTool(name string) (who string, mine bool)
+}
+
+// Owner returns the id of the entry that registered name: the entry whose
+// instance's fiber (or one below it) was given to [Registry.Register] or
+// [Registry.Replace]. ok is false for an unknown name, and id is "" for a
+// tool registered outside any instance (a program's own).
+func (r *Registry) Owner(name string) (id string, ok bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	e, ok := r.tools[name]
+	if !ok {
+		return "", false
+	}
+	return e.owner, true
+}
+
+// Owned returns the names of the tools entry id registered, sorted.
+func (r *Registry) Owned(id string) []string {
+	var out []string
+	for _, e := range r.sortedEntries() {
+		if e.owner == id {
+			out = append(out, e.tool.Name)
+		}
+	}
+	return out
 }
 
 // List returns the tools sorted by name.

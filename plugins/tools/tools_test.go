@@ -1253,6 +1253,39 @@ func TestFromThroughAHost(t *testing.T) {
 	wantNames(t, r, "c_tool")
 }
 
+// The registry records which entry registered each tool, from the fiber
+// given to Register; a program's own tool (a fiber of no entry) has none.
+func TestOwnerIsTheRegisteringEntry(t *testing.T) {
+	t.Parallel()
+	r := tools.New()
+	h := newHost(t, r)
+	load(t, h, `
+- id: one
+  name: tools-test-user
+  config: {tools: [b_tool, a_tool]}
+- id: two
+  name: tools-test-user
+  config: {tools: [c_tool]}
+`)
+	if _, err := r.Register(newFiber(t, "program"), tool("p_tool")); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"a_tool": "one", "b_tool": "one", "c_tool": "two", "p_tool": ""} {
+		if got, ok := r.Owner(name); !ok || got != want {
+			t.Errorf("Owner(%q) = %q, %v; want %q", name, got, ok, want)
+		}
+	}
+	if _, ok := r.Owner("nope"); ok {
+		t.Error("Owner of an unknown tool reported one")
+	}
+	if got := r.Owned("one"); !slices.Equal(got, []string{"a_tool", "b_tool"}) {
+		t.Errorf("Owned(one) = %v", got)
+	}
+	if got := r.Owned("three"); len(got) != 0 {
+		t.Errorf("Owned(three) = %v, want none", got)
+	}
+}
+
 func TestFromWithAWrongService(t *testing.T) {
 	t.Parallel()
 	h := newHost(t, "not a registry")
