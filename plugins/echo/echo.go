@@ -4,12 +4,13 @@
 // defaults, validation that points at the key, tools tied to the instance's
 // fiber, and a status.
 //
-//   - id: echo
-//     name: echo
-//     config:
-//     prefix: demo_       # optional: tools become demo_echo, demo_clock
-//     timezone: UTC       # default zone of the clock tool
-//     greet: true         # optional: a greet tool that asks your name
+//	# cordis.yml
+//	- id: echo
+//	  name: echo
+//	  config:
+//	    prefix: demo_       # optional: tools become demo_echo, demo_clock
+//	    timezone: UTC       # default zone of the clock tool
+//	    greet: true         # optional: a greet tool that asks your name
 //
 // The greet tool shows how a native tool asks whoever drives the harness
 // while it runs (tools.Ask): the console on a terminal shows the form,

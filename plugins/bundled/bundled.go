@@ -1,0 +1,17 @@
+// Package bundled registers every plugin kind this repository bundles: echo,
+// mcp-client, agent and mcp-server. A program imports it for its side
+// effect, beside harnesscmd, to offer what cmd/harness offers:
+//
+//	import _ "github.com/harness-go/harness/plugins/bundled"
+//
+// agent and mcp-server are linked by harnesscmd anyway (ask, the console
+// and serve are built on them); they are listed so that this package is
+// the bundled set whatever the CLI links.
+package bundled
+
+import (
+	_ "github.com/harness-go/harness/plugins/agent"
+	_ "github.com/harness-go/harness/plugins/echo"
+	_ "github.com/harness-go/harness/plugins/mcpclient"
+	_ "github.com/harness-go/harness/plugins/mcpserver"
+)
