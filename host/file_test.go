@@ -197,6 +197,8 @@ func TestKindRegistry(t *testing.T) {
 		"make before break providing a service": {Name: "mbb-provider", MakeBeforeBreak: true, Provides: []string{"x"},
 			New: func() host.Plugin { return &relay{} }},
 		"live keys without Reconfigure": {Name: "live-no-reconfigurer", Live: []string{"label"}, New: func() host.Plugin { return &probe{} }},
+		"a live key that is no config key": {Name: "live-misspelt", Live: []string{"sped"}, MakeBeforeBreak: true,
+			New: func() host.Plugin { return &relay{} }},
 	} {
 		func() {
 			defer func() {
@@ -207,4 +209,17 @@ func TestKindRegistry(t *testing.T) {
 			host.Register(k)
 		}()
 	}
+}
+
+// A Live key is checked against the configuration's keys at Register: a
+// misspelt one would otherwise make every edit of that key a restart.
+func TestRegisterNamesAMisspeltLiveKey(t *testing.T) {
+	defer func() {
+		msg, _ := recover().(string)
+		if !strings.Contains(msg, `Live names "sped", not a key of config:`) {
+			t.Errorf("Register panicked with %q", msg)
+		}
+	}()
+	host.Register(host.Kind{Name: "live-misspelt-named", Live: []string{"speed", "sped"}, MakeBeforeBreak: true,
+		New: func() host.Plugin { return &relay{} }})
 }

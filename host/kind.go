@@ -3,9 +3,12 @@ package host
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -143,6 +146,9 @@ func Register(k Kind) {
 		if _, ok := k.New().(Reconfigurer); !ok {
 			panic(fmt.Sprintf("host.Register(%q): Live fields need a plugin that implements host.Reconfigurer", k.Name))
 		}
+		if bad := unknownLive(k); len(bad) > 0 {
+			panic(fmt.Sprintf("host.Register(%q): Live names %s, not a key of config: (a misspelt key would silently restart)", k.Name, strings.Join(bad, ", ")))
+		}
 	}
 	registry.Lock()
 	defer registry.Unlock()
@@ -156,6 +162,26 @@ func Register(k Kind) {
 		}
 		registry.byName[n] = kp
 	}
+}
+
+// unknownLive returns the Live keys that are not top-level keys of the
+// kind's configuration (the yaml keys of New's struct), quoted.
+func unknownLive(k Kind) []string {
+	t := reflect.TypeOf(k.New())
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() != reflect.Struct {
+		return nil // decoding reports such a kind's configuration itself
+	}
+	keys, open := yamlFields(t)
+	var bad []string
+	for _, l := range k.Live {
+		if _, ok := keys[l]; !ok && !open {
+			bad = append(bad, strconv.Quote(l))
+		}
+	}
+	return bad
 }
 
 // LookupKind returns the kind registered under name (or an alias).
@@ -192,6 +218,26 @@ func KindNames() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// ConfigKeys returns the top-level keys of the kind's `config:` (the yaml
+// keys of New's struct), sorted; none for a configuration that is not a
+// struct.
+func (k *Kind) ConfigKeys() []string {
+	t := reflect.TypeOf(k.New())
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() != reflect.Struct {
+		return nil
+	}
+	fields, _ := yamlFields(t)
+	keys := make([]string, 0, len(fields))
+	for key := range fields {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func (k *Kind) injects(service string) bool { return slices.Contains(k.Inject, service) }
