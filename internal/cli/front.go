@@ -12,6 +12,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/harness-go/harness/internal/form"
 	"github.com/harness-go/harness/internal/safe"
 	"github.com/harness-go/harness/plugins/tools"
 )
@@ -132,7 +133,7 @@ func logNative(log *slog.Logger, n tools.Notification) {
 			level = slog.LevelError
 		}
 	}
-	text := jsonText(m.Data)
+	text := form.JSONText(m.Data)
 	log.Log(context.Background(), level, safe.Line(text), "tool", safe.Line(n.Tool), "logger", safe.Line(m.Logger))
 }
 
@@ -364,7 +365,7 @@ func (f *consoleFront) Ask(ctx context.Context, q tools.Question) (json.RawMessa
 
 // askForm shows a form's message and asks its fields.
 func (f *consoleFront) askForm(ctx context.Context, q tools.Question, e elicitation) (map[string]any, error) {
-	fields, err := parseForm(e.RequestedSchema)
+	fields, err := form.Parse(e.RequestedSchema)
 	f.say(fmt.Sprintf("%s asks: %s", asker(q), safe.Text(e.Message)))
 	if err != nil {
 		f.say("  declined: " + safe.Line(err.Error()))

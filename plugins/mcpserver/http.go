@@ -12,10 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/netip"
-	"net/url"
 	"os"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -25,6 +22,7 @@ import (
 
 	"github.com/harness-go/harness/internal/debuglog"
 	"github.com/harness-go/harness/internal/loop"
+	"github.com/harness-go/harness/internal/origin"
 )
 
 // Path is where the gateway serves Streamable HTTP.
@@ -136,12 +134,12 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusNotFound, fmt.Sprintf("no MCP endpoint at %s: the gateway serves %s", r.URL.Path, Path))
 		return
 	}
-	if !h.hostAllowed(r.Host) {
+	if !h.hosts().HostAllowed(r.Host) {
 		refuse(w, http.StatusForbidden, fmt.Sprintf("Host %q is not accepted (DNS rebinding protection): the gateway answers to localhost, 127.0.0.1, [::1]%s", r.Host, h.allowedNote()))
 		return
 	}
-	if origin := r.Header.Get("Origin"); origin != "" && !h.originAllowed(origin) {
-		refuse(w, http.StatusForbidden, fmt.Sprintf("Origin %q is not accepted: a web page may not drive the gateway (allowed origins are loopback and the --allow-host names)", origin))
+	if o := r.Header.Get("Origin"); o != "" && !h.hosts().OriginAllowed(o) {
+		refuse(w, http.StatusForbidden, fmt.Sprintf("Origin %q is not accepted: a web page may not drive the gateway (allowed origins are loopback and the --allow-host names)", o))
 		return
 	}
 	if want := h.token.Load(); want != nil {
@@ -241,11 +239,7 @@ func bearer(v string) (string, bool) {
 }
 
 func (h *HTTPHandler) allowedNote() string {
-	var names []string
-	if ip := bindIP(h.opts.Bind); ip.IsValid() && !ip.IsLoopback() && !ip.IsUnspecified() {
-		names = append(names, ip.String())
-	}
-	names = append(names, h.opts.AllowHosts...)
+	names := h.hosts().Names()
 	note := "; to accept another name, add it with --allow-host (allowHosts: in cordis.yml)"
 	if len(names) == 0 {
 		return note
@@ -253,65 +247,9 @@ func (h *HTTPHandler) allowedNote() string {
 	return ", " + strings.Join(names, ", ") + note
 }
 
-// hostAllowed checks a Host header: a loopback name, the IP the listener is
-// bound to, or an allowed name.
-func (h *HTTPHandler) hostAllowed(hostport string) bool {
-	if hostport == "" {
-		return false
-	}
-	name, port := splitHost(hostport)
-	if isLoopbackName(name) {
-		return true
-	}
-	if ip, err := netip.ParseAddr(name); err == nil {
-		if b := bindIP(h.opts.Bind); b.IsValid() && !b.IsUnspecified() && b == ip.Unmap() {
-			return true
-		}
-	}
-	return h.allowed(name, port)
-}
-
-// originAllowed checks an Origin header: its host must be a loopback name
-// or an allowed name.
-func (h *HTTPHandler) originAllowed(origin string) bool {
-	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return false
-	}
-	name, port := splitHost(u.Host)
-	return isLoopbackName(name) || h.allowed(name, port)
-}
-
-func (h *HTTPHandler) allowed(name, port string) bool {
-	return slices.ContainsFunc(h.opts.AllowHosts, func(a string) bool {
-		an, ap := splitHost(a)
-		return strings.EqualFold(an, name) && (ap == "" || ap == port)
-	})
-}
-
-// splitHost splits "name:port", "[v6]:port", "name" or "[v6]".
-func splitHost(hostport string) (name, port string) {
-	if n, p, err := net.SplitHostPort(hostport); err == nil {
-		return strings.ToLower(n), p
-	}
-	return strings.ToLower(strings.Trim(hostport, "[]")), ""
-}
-
-func isLoopbackName(name string) bool {
-	if name == "localhost" || strings.HasSuffix(name, ".localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(name)
-	return err == nil && ip.IsLoopback()
-}
-
-func bindIP(a net.Addr) netip.Addr {
-	if ta, ok := a.(*net.TCPAddr); ok {
-		if ip, ok := netip.AddrFromSlice(ta.IP); ok {
-			return ip.Unmap()
-		}
-	}
-	return netip.Addr{}
+// hosts are the Host and Origin values the handler accepts.
+func (h *HTTPHandler) hosts() origin.Hosts {
+	return origin.Hosts{Bind: h.opts.Bind, Allow: h.opts.AllowHosts}
 }
 
 // ErrNeedsToken refuses a non-loopback listen address without a token.
@@ -324,7 +262,7 @@ func CheckListen(addr, token string) error {
 	if err != nil {
 		return fmt.Errorf("listen address %q: want host:port, such as 127.0.0.1:8750: %w", addr, err)
 	}
-	if token != "" || isLoopbackName(strings.ToLower(host)) {
+	if token != "" || origin.IsLoopbackName(strings.ToLower(host)) {
 		return nil
 	}
 	where := host
