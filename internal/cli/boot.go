@@ -19,6 +19,7 @@ import (
 	"github.com/harness-go/harness/plugins/agent"
 	"github.com/harness-go/harness/plugins/mcpserver"
 	"github.com/harness-go/harness/plugins/tools"
+	"github.com/harness-go/harness/plugins/web"
 )
 
 // shutdownTimeout bounds the disposal of everything at exit.
@@ -33,9 +34,13 @@ type harness struct {
 	tools *tools.Registry
 	// agents holds the agent entries' agents, by entry id.
 	agents *agent.Directory
+	// logs keeps the recent log records for the web pages (plugins/web).
+	logs *web.Logs
 }
 
-func newLogger(w io.Writer, o *options, secrets *secret.Set) *slog.Logger {
+// newLogger logs to w at --log-level, redacted; with pages, the records
+// also go to them (at every level, while a page is served).
+func newLogger(w io.Writer, o *options, secrets *secret.Set, pages *web.Logs) *slog.Logger {
 	level := slog.LevelWarn
 	if o.logLevel != "" {
 		level = levels[o.logLevel]
@@ -45,7 +50,11 @@ func newLogger(w io.Writer, o *options, secrets *secret.Set) *slog.Logger {
 	if o.logFormat == "json" {
 		h = slog.NewJSONHandler(w, opts)
 	}
-	return slog.New(secrets.Handler(h))
+	h = secrets.Handler(h)
+	if pages != nil {
+		h = slog.NewMultiHandler(h, secrets.Handler(pages.Handler()))
+	}
+	return slog.New(h)
 }
 
 func jsEnv(env Env) *jsexpr.Env {
@@ -57,7 +66,11 @@ func jsEnv(env Env) *jsexpr.Env {
 // caller subscribes to progress, then calls load. A file that does not parse
 // is exit code 2.
 func boot(o *options, env Env) (*harness, *host.File, error) {
-	log := newLogger(env.Stderr, o, env.secrets)
+	var pages *web.Logs
+	if servesPages(o.command) {
+		pages = web.NewLogs()
+	}
+	log := newLogger(env.Stderr, o, env.secrets, pages)
 	f, err := host.ReadFile(o.config)
 	if err != nil {
 		return nil, nil, exit(ExitUsage, "harness: %s", safe.Text(err.Error()))
@@ -80,6 +93,7 @@ func boot(o *options, env Env) (*harness, *host.File, error) {
 		gateway.Ignore = "only harness run serves mcp-server entries"
 	}
 	mcpserver.SetHostOptions(h, gateway)
+	web.SetHostOptions(h, webHostOptions(h, o, env, pages))
 	reg := tools.New(tools.WithLogger(log))
 	agents := agent.NewDirectory()
 	for name, svc := range map[string]any{tools.Service: reg, agent.DirectoryService: agents} {
@@ -87,7 +101,7 @@ func boot(o *options, env Env) (*harness, *host.File, error) {
 			return nil, nil, err
 		}
 	}
-	return &harness{o: o, env: env, log: log, host: h, tools: reg, agents: agents}, f, nil
+	return &harness{o: o, env: env, log: log, host: h, tools: reg, agents: agents, logs: pages}, f, nil
 }
 
 // load applies the configuration read by boot. A configuration that does not

@@ -43,6 +43,10 @@ type Env struct {
 	// secrets is the run's secret set, made by Main: Stderr redacts with it,
 	// and the host adds the configuration's secrets to it.
 	secrets *secret.Set
+	// rawStderr is stderr before redaction, for the one line that must
+	// carry a secret: a page's URL with its token, under harness serve
+	// (whose stdout is protocol).
+	rawStderr io.Writer
 }
 
 // options are the parsed flags.
@@ -85,7 +89,7 @@ func exit(code int, format string, args ...any) error {
 	return &exitError{code: code, msg: fmt.Sprintf(format, args...)}
 }
 
-var commands = map[string]bool{"run": true, "ask": true, "serve": true, "tools": true, "call": true, "status": true, "validate": true, "schema": true, "version": true, "help": true}
+var commands = map[string]bool{"run": true, "ask": true, "serve": true, "web": true, "tools": true, "call": true, "status": true, "validate": true, "schema": true, "version": true, "help": true}
 
 // parse reads flags anywhere on the line: before or after the command and its
 // arguments. "--" ends the flags.
@@ -183,10 +187,10 @@ var flagCommands = map[string][]string{
 	"json":           {"tools", "call", "status", "ask"},
 	"agent":          {"ask", "run"},
 	"show-reasoning": {"ask", "run"},
-	"http":           {"serve"},
-	"token":          {"serve"},
+	"http":           {"serve", "web"},
+	"token":          {"serve", "web"},
 	"tools":          {"serve"},
-	"allow-host":     {"serve"},
+	"allow-host":     {"serve", "web"},
 }
 
 // andList writes words as a sentence does: "a", "a and b", "a, b and c".
@@ -244,6 +248,7 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 	// result.
 	env.secrets = secret.New()
 	env.secrets.AddEnviron(os.Environ())
+	env.rawStderr = env.Stderr
 	env.Stderr = env.secrets.Writer(env.Stderr)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -344,6 +349,11 @@ func dispatch(ctx context.Context, o *options, env Env) error {
 			return usagef("serve takes no arguments")
 		}
 		return serve(ctx, o, env)
+	case "web":
+		if len(o.args) > 0 {
+			return usagef("web takes no arguments")
+		}
+		return serveWeb(ctx, o, env)
 	case "call":
 		if len(o.args) < 1 || len(o.args) > 2 {
 			return usagef("call takes a tool name and optionally its JSON arguments (or - to read them from stdin)")

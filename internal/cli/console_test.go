@@ -382,7 +382,7 @@ func TestHistoryUnwritable(t *testing.T) {
 	blocker := filepath.Join(dir, "file")
 	os.WriteFile(blocker, nil, 0o600)
 	var logged bytes.Buffer
-	h := openHistory(filepath.Join(blocker, "harness", "history"), secret.New(), newLogger(&logged, &options{}, secret.New()))
+	h := openHistory(filepath.Join(blocker, "harness", "history"), secret.New(), newLogger(&logged, &options{}, secret.New(), nil))
 	if !h.add("/tools") || !h.add("/status") {
 		t.Fatal("not kept in memory")
 	}

@@ -13,6 +13,7 @@ Usage:
   harness [run] [flags]               boot, settle, watch cordis.yml, read console commands on stdin
   harness ask PROMPT|- [flags]        one turn with the agent: the answer streams to stdout
   harness serve [flags] [--http ADDR] serve the tools to MCP clients (stdio, or Streamable HTTP)
+  harness web [flags] [--http ADDR]   serve a live page in a browser: entries, tools, chat, events
   harness tools [flags] [--json]      print the model-visible tools, sorted by name
   harness call NAME [JSON|-] [flags]  call one tool and print what the model would see
   harness status [flags] [--json]     print every entry: state, tools, errors, server info
@@ -127,6 +128,7 @@ kinds built into this binary. Point your editor's YAML support at it, and
 declare the custom tag "!!js scalar".
 `,
 	"serve":   serveHelp,
+	"web":     webHelp,
 	"version": "Usage: harness version\n\nPrints the version.\n",
 	"help":    "Usage: harness help [COMMAND]\n\nPrints help on the harness or one command.\n",
 }

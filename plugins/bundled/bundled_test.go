@@ -21,6 +21,7 @@ var restart = map[string][]string{
 		"toolResultBytes", "toolSearch", "toolSearchTokens"},
 	"echo":       {"greet", "prefix", "timezone"},
 	"mcp-server": {"allowHosts", "listen"},
+	"web":        {"allowHosts", "listen", "token"},
 }
 
 func TestEveryConfigKeyIsLiveOrRestart(t *testing.T) {

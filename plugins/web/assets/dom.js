@@ -1,0 +1,76 @@
+// The page builds every element with h(): text goes in as text nodes
+// (textContent), never as HTML, so nothing a server or a model says can
+// become markup or script (docs/rfc/0009-web.md, "Escaping").
+
+// h creates an element: attrs sets attributes (class, text, on<event>
+// listeners, booleans), children are nodes or text.
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') el.className = v;
+    else if (k === 'text') el.textContent = v;
+    else if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
+    else if (v === true) el.setAttribute(k, '');
+    else el.setAttribute(k, String(v));
+  }
+  append(el, children);
+  return el;
+}
+
+// append adds children (nested arrays, nodes, text; null skipped).
+export function append(el, children) {
+  for (const c of [children].flat(Infinity)) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+// clear empties an element.
+export function clear(el) {
+  el.replaceChildren();
+  return el;
+}
+
+// keepFocus re-renders el with render() and gives the focus back to the
+// element with the same data-key, so a live update never takes the focus
+// from a person using the keyboard.
+export function keepFocus(el, render) {
+  const active = document.activeElement;
+  const key = active && el.contains(active) ? active.dataset.key : undefined;
+  render();
+  if (key !== undefined) {
+    const again = el.querySelector(`[data-key="${CSS.escape(key)}"]`);
+    if (again) again.focus();
+  }
+}
+
+// pretty is JSON for people.
+export function pretty(v) {
+  try {
+    return JSON.stringify(v, null, 2);
+  } catch {
+    return String(v);
+  }
+}
+
+// when is a time for people: the clock time, and the date when not today.
+export function when(t) {
+  if (!t) return '';
+  const d = new Date(t);
+  if (isNaN(d)) return '';
+  const today = new Date();
+  const time = d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  return d.toDateString() === today.toDateString() ? time : `${d.toLocaleDateString()} ${time}`;
+}
+
+// ago is how long ago t was, roughly.
+export function ago(t) {
+  const s = Math.round((Date.now() - new Date(t)) / 1000);
+  if (!isFinite(s)) return '';
+  if (s < 60) return `${Math.max(s, 0)} s ago`;
+  if (s < 3600) return `${Math.round(s / 60)} min ago`;
+  if (s < 86400) return `${Math.round(s / 3600)} h ago`;
+  return `${Math.round(s / 86400)} d ago`;
+}

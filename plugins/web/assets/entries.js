@@ -1,0 +1,105 @@
+// Entries: every entry of cordis.yml, its state and its server, live.
+import { h, clear, keepFocus, when, ago } from './dom.js';
+import { api } from './net.js';
+
+// notes holds the last error of an action per entry (a refused restart).
+const notes = new Map();
+
+export function renderEntries(el, state) {
+  keepFocus(el, () => {
+    clear(el);
+    const entries = state.entries || [];
+    const tools = (state.tools || []).length;
+    const bad = entries.filter((e) => e.state === 'failed' || e.state === 'reconnecting').length;
+    el.append(h('div', { class: 'summary' },
+      h('h2', { text: 'Entries' }),
+      h('span', { class: 'muted', text: `${entries.length} ${entries.length === 1 ? 'entry' : 'entries'}, ${tools} ${tools === 1 ? 'tool' : 'tools'}${bad ? `, ${bad} with a problem` : ''}` })));
+    const list = h('ul', { class: 'cards', 'aria-label': 'Entries' });
+    for (const e of entries) list.append(card(e));
+    if (!entries.length) list.append(h('li', { class: 'muted', text: 'cordis.yml has no entries.' }));
+    el.append(list);
+  });
+}
+
+function card(e) {
+  const li = h('li', { class: `card state-${e.state}`, 'data-entry': e.id });
+  const head = h('div', { class: 'card-head' },
+    h('h3', { class: 'entry-id', text: e.id }),
+    h('span', { class: 'muted', text: e.plugin }),
+    h('span', { class: `badge ${e.state}`, 'data-state': e.state, text: stateText(e) }));
+  li.append(head);
+
+  const facts = h('dl', { class: 'facts' });
+  const fact = (k, v) => {
+    if (v === undefined || v === null || v === '') return;
+    facts.append(h('dt', { text: k }), h('dd', { text: String(v) }));
+  };
+  if (e.server) fact('server', `${e.server.name || '?'} ${e.server.version || ''}`.trim());
+  fact('serverName', e.serverName);
+  fact('transport', e.transport);
+  fact('protocol', e.protocolVersion);
+  if (typeof e.toolCount === 'number') fact('tools', e.hiddenTools ? `${e.toolCount} (${e.hiddenTools} hidden by the filters)` : e.toolCount);
+  for (const k of ['resourceCount', 'templateCount', 'promptCount']) {
+    if (typeof e[k] === 'number') fact(k.replace('Count', 's'), e[k]);
+  }
+  fact('url', e.url);
+  if (e.command) fact('command', [e.command, ...(e.args || [])].join(' '));
+  if (e.pid) fact('pid', e.pid);
+  if (e.connectedSince) fact('connected', `since ${when(e.connectedSince)}`);
+  if (e.reconnects) fact('reconnects', e.reconnects);
+  if (e.state === 'reconnecting' && e.attempt) {
+    fact('attempt', `${e.attempt} of ${e.maxAttempts || '?'}${e.nextTry ? `, next at ${when(e.nextTry)}` : ''}`);
+  }
+  if (e.lastError && e.state !== 'failed') fact('last error', e.lastError);
+  if (e.lastSync) fact('listed', ago(e.lastSync));
+  if (e.syncError) fact('last sync failed', e.syncError);
+  if (e.missing && e.missing.length) fact('waiting for', e.missing.join(', '));
+  if (e.url && e.plugin === 'web') fact('page', e.url);
+  if (e.note && e.plugin !== 'web' && e.plugin !== 'mcp-server') fact('note', e.note);
+  if (facts.childElementCount) li.append(facts);
+
+  if (e.error) {
+    li.append(h('p', { class: 'error', role: 'note' },
+      e.pos ? h('code', { class: 'pos', text: e.pos }) : null, e.pos ? ' ' : null, e.error));
+  }
+  if (e.note && (e.plugin === 'web' || e.plugin === 'mcp-server')) li.append(h('p', { class: 'muted', text: e.note }));
+  if (e.reloading) li.append(h('p', { class: 'muted', text: 'reloading: the new instance is starting beside the one that serves' }));
+  if (e.stderr && e.stderr.length) {
+    li.append(h('details', { class: 'stderr' },
+      h('summary', { 'data-key': `stderr-${e.id}`, text: `stderr (last ${e.stderr.length} ${e.stderr.length === 1 ? 'line' : 'lines'})` }),
+      h('pre', { text: e.stderr.join('\n') })));
+  }
+  if (e.state === 'needs-login') {
+    li.append(h('p', { class: 'muted', text: `This server needs a login: run harness login ${e.id}` }));
+  }
+  const actions = h('div', { class: 'actions' });
+  if ((e.actions || []).includes('restart')) {
+    actions.append(h('button', {
+      type: 'button', class: 'restart', 'data-key': `restart-${e.id}`,
+      'aria-label': `Restart ${e.id}`,
+      onclick: async (ev) => {
+        const b = ev.currentTarget;
+        b.disabled = true;
+        notes.delete(e.id);
+        try {
+          await api('/api/restart', { id: e.id });
+        } catch (err) {
+          notes.set(e.id, err.message);
+          const p = li.querySelector('.action-note');
+          if (p) p.textContent = err.message;
+        } finally {
+          b.disabled = false;
+        }
+      },
+    }, 'Restart'));
+  }
+  actions.append(h('p', { class: 'action-note error', role: 'status', text: notes.get(e.id) || '' }));
+  li.append(actions);
+  return li;
+}
+
+function stateText(e) {
+  if (e.reloading) return `${e.state} · reloading`;
+  if (e.state === 'pending' && !e.settled) return 'pending';
+  return e.state;
+}

@@ -1,0 +1,394 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/plugins/agent"
+)
+
+// state is what every page's snapshot holds, kept up to date by
+// [Server.Run]: each part encoded once, redacted, ready to send.
+type state struct {
+	entries, tools, agents, file json.RawMessage
+	events                       []json.RawMessage // the last reload lines, oldest first
+}
+
+// eventRing is how many reload lines a page gets when it opens.
+const eventRing = 200
+
+// coalesce is how long Run gathers changes before it sends them: a reload
+// that touches many entries costs one message.
+const coalesce = 50 * time.Millisecond
+
+// Run keeps the pages up to date until ctx ends: it watches the host's
+// events, the registry, the agents and the logs, and sends what changed to
+// every stream.
+func (s *Server) Run(ctx context.Context) error {
+	events := s.o.Host.Subscribe()
+	defer events.Close()
+	var logs chan Record
+	if s.o.Logs != nil {
+		detach := s.o.Logs.attach()
+		defer detach()
+		logs = make(chan Record, 256)
+		defer s.o.Logs.watch(logs)()
+	}
+	dirty := parts{entries: true, tools: true, agents: true, file: true}
+	var timer *time.Timer
+	var fire <-chan time.Time
+	mark := func(p parts) {
+		dirty = dirty.or(p)
+		if fire == nil {
+			timer = time.NewTimer(coalesce)
+			fire = timer.C
+		}
+	}
+	s.refresh(dirty) // the first snapshot
+	dirty = parts{}
+	for {
+		toolsChanged := s.o.Tools.Changed()
+		var agentsChanged <-chan struct{}
+		if s.o.Agents != nil {
+			agentsChanged = s.o.Agents.Changed()
+		}
+		select {
+		case <-ctx.Done():
+			if timer != nil {
+				timer.Stop()
+			}
+			return nil
+		case <-s.life.Done():
+			return nil
+		case ev, ok := <-events.C:
+			if !ok {
+				return nil
+			}
+			s.hostEvent(ev)
+			p := parts{entries: true, agents: true}
+			if ev.Type != host.EntryChanged {
+				p.file = true
+			}
+			mark(p)
+		case <-toolsChanged:
+			mark(parts{tools: true, entries: true, agents: true})
+		case <-agentsChanged:
+			mark(parts{agents: true})
+		case rec := <-logs:
+			s.broadcast(wrap("log", "log", s.redact(mustJSON(rec))), nil)
+			if rec.Entry != "" {
+				mark(parts{entries: true}) // a server's stderr line: its tail
+			}
+		case <-fire:
+			fire = nil
+			s.refresh(dirty)
+			dirty = parts{}
+		}
+	}
+}
+
+// parts says which parts of the state to rebuild.
+type parts struct{ entries, tools, agents, file bool }
+
+func (p parts) or(q parts) parts {
+	return parts{p.entries || q.entries, p.tools || q.tools, p.agents || q.agents, p.file || q.file}
+}
+
+// refresh rebuilds the parts p names and sends them to every stream.
+func (s *Server) refresh(p parts) {
+	var out []json.RawMessage
+	var next state
+	if p.entries {
+		next.entries = s.redact(s.entriesJSON())
+		out = append(out, wrap("entries", "entries", next.entries))
+	}
+	if p.tools {
+		next.tools = s.redact(s.toolsJSON())
+		out = append(out, wrap("tools", "tools", next.tools))
+	}
+	if p.agents {
+		next.agents = s.redact(s.agentsJSON())
+		out = append(out, wrap("agents", "agents", next.agents))
+	}
+	if p.file {
+		next.file = s.redact(s.fileJSON())
+		out = append(out, wrap("file", "file", next.file))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p.entries {
+		s.state.entries = next.entries
+	}
+	if p.tools {
+		s.state.tools = next.tools
+	}
+	if p.agents {
+		s.state.agents = next.agents
+	}
+	if p.file {
+		s.state.file = next.file
+	}
+	for _, m := range out {
+		s.broadcastLocked(m, nil)
+	}
+}
+
+// hostEvent keeps a reload line for the Events view and sends it.
+func (s *Server) hostEvent(ev host.Event) {
+	kind := "entry"
+	switch ev.Type {
+	case host.Reloaded:
+		kind = "reload"
+	case host.ReloadRejected:
+		kind = "rejected"
+	}
+	line := s.redact(mustJSON(map[string]any{"time": ev.Time, "kind": kind, "text": ev.String(), "entry": ev.Entry, "state": ev.State.String()}))
+	m := wrap("event", "event", line)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.state.events = append(s.state.events, line)
+	if n := len(s.state.events); n > eventRing {
+		s.state.events = append([]json.RawMessage(nil), s.state.events[n-eventRing:]...)
+	}
+	s.broadcastLocked(m, nil)
+	if ev.Type == host.ReloadRejected {
+		s.lastProblems = problemsOf(ev.Err)
+	} else if ev.Type == host.Reloaded {
+		s.lastProblems = nil
+	}
+}
+
+// problemsOf lists a rejected load's problems, each with its position.
+func problemsOf(err error) []map[string]string {
+	if err == nil {
+		return nil
+	}
+	var le *host.LoadError
+	if !errors.As(err, &le) {
+		return []map[string]string{{"msg": err.Error()}}
+	}
+	out := make([]map[string]string, len(le.Problems))
+	for i, p := range le.Problems {
+		out[i] = map[string]string{"pos": p.Pos.String(), "msg": p.Error()}
+	}
+	return out
+}
+
+// entriesJSON is every entry as `status --json` shows it, with where it
+// is in the file and what a page may do with it.
+func (s *Server) entriesJSON() json.RawMessage {
+	snap := s.o.Host.Snapshot()
+	out := make([]map[string]any, 0, len(snap))
+	for _, e := range snap {
+		m := map[string]any{}
+		if e.Details != nil {
+			if d, err := json.Marshal(e.Details); err == nil {
+				if json.Unmarshal(d, &m) != nil {
+					m = map[string]any{"details": json.RawMessage(d)}
+				}
+			}
+		}
+		m["id"], m["plugin"], m["state"], m["settled"], m["since"] = e.ID, e.Plugin, e.State.String(), e.Settled, e.Since
+		if e.Pos.Line > 0 {
+			m["pos"] = e.Pos.String()
+		}
+		if e.Error != "" {
+			m["error"] = e.Error
+		}
+		if len(e.Missing) > 0 {
+			m["missing"] = e.Missing
+		}
+		if e.Note != "" {
+			m["note"] = e.Note
+		}
+		if e.Reloading {
+			m["reloading"] = true
+		}
+		var actions []string
+		if e.State != host.Disabled && e.ID != s.o.Self {
+			actions = append(actions, "restart")
+		}
+		m["actions"] = actions
+		out = append(out, m)
+	}
+	return mustJSON(out)
+}
+
+// toolsJSON is the registry's tools, sorted by name: name, description,
+// schema, the server it comes from, and what the server listed beside it
+// (title, annotations).
+func (s *Server) toolsJSON() json.RawMessage {
+	list := s.o.Tools.List()
+	type tool struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+		Server      string          `json:"server,omitempty"`
+		Definition  json.RawMessage `json:"definition,omitempty"`
+	}
+	out := make([]tool, len(list))
+	for i, t := range list {
+		params := t.Parameters
+		if len(bytes.TrimSpace(params)) == 0 || !json.Valid(params) {
+			params = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		def := t.Definition
+		if !json.Valid(def) {
+			def = nil
+		}
+		out[i] = tool{Name: t.Name, Description: t.Description, Parameters: params, Server: serverOf(t.Name), Definition: def}
+	}
+	return mustJSON(out)
+}
+
+// serverOf is the serverName part of a bridged tool's public name
+// (mcp__<server>__<tool>, docs/rfc/0003), or "".
+func serverOf(name string) string {
+	rest, ok := strings.CutPrefix(name, "mcp__")
+	if !ok {
+		return ""
+	}
+	server, _, ok := strings.Cut(rest, "__")
+	if !ok {
+		return ""
+	}
+	return server
+}
+
+// agentsJSON is every agent entry: its agent's description when it runs,
+// else the entry's state.
+func (s *Server) agentsJSON() json.RawMessage {
+	out := []map[string]any{}
+	for _, e := range s.o.Host.Snapshot() {
+		if e.Plugin != agent.KindName || e.State == host.Disabled {
+			continue
+		}
+		m := map[string]any{"id": e.ID, "state": e.State.String()}
+		if e.Error != "" {
+			m["error"] = e.Error
+		}
+		if s.o.Agents != nil {
+			if a, ok := s.o.Agents.Get(e.ID); ok {
+				m["info"] = a.Info()
+			}
+		}
+		out = append(out, m)
+	}
+	return mustJSON(out)
+}
+
+// maxFileBytes bounds the file the Config view shows.
+const maxFileBytes = 4 << 20
+
+// fileJSON is cordis.yml as it is on disk now, and the problems of the
+// last load that was refused (none after one that applied).
+func (s *Server) fileJSON() json.RawMessage {
+	m := map[string]any{"path": s.o.Config}
+	text, err := readConfig(s.o.Config)
+	if err != nil {
+		m["error"] = err.Error()
+	} else {
+		m["text"] = text
+	}
+	s.mu.Lock()
+	if s.lastProblems != nil {
+		m["problems"] = s.lastProblems
+	}
+	s.mu.Unlock()
+	if f := s.o.Host.File(); f != nil {
+		m["running"] = f.Hash
+	}
+	return mustJSON(m)
+}
+
+// readConfig reads the file for the Config view: a regular file, at most
+// maxFileBytes.
+func readConfig(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file", path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
+	if err != nil {
+		return "", err
+	}
+	if len(b) > maxFileBytes {
+		return "", fmt.Errorf("%s is over %d MiB: not shown", path, maxFileBytes>>20)
+	}
+	return string(b), nil
+}
+
+// redact redacts encoded JSON with the host's secret set: every string of
+// it, whatever its form (the set knows JSON's escapes). If the redaction
+// ever broke the JSON (a secret spanning a string's end), each string is
+// redacted apart instead.
+func (s *Server) redact(b json.RawMessage) json.RawMessage {
+	out := json.RawMessage(s.secrets.Redact(string(b)))
+	if json.Valid(out) {
+		return out
+	}
+	var v any
+	if json.Unmarshal(b, &v) != nil {
+		return json.RawMessage(`null`)
+	}
+	return mustJSON(s.redactValue(v))
+}
+
+func (s *Server) redactValue(v any) any {
+	switch x := v.(type) {
+	case string:
+		return s.secrets.Redact(x)
+	case []any:
+		for i := range x {
+			x[i] = s.redactValue(x[i])
+		}
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[s.secrets.Redact(k)] = s.redactValue(e)
+		}
+		return out
+	}
+	return v
+}
+
+// mustJSON encodes v, one of our own types: it cannot fail.
+func mustJSON(v any) json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(fmt.Sprintf("web: encoding %T: %v", v, err))
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// wrap is a message {"type": typ, key: raw}.
+func wrap(typ, key string, raw json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	b.WriteString(`{"type":`)
+	b.Write(mustJSON(typ))
+	b.WriteString(`,"` + key + `":`)
+	b.Write(raw)
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// message is wrap of v, encoded.
+func message(typ, key string, v any) json.RawMessage { return wrap(typ, key, mustJSON(v)) }
