@@ -243,6 +243,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if o := r.Header.Get("Origin"); o != "" && !sameOrigin(o, r.Host) {
+		s.log.Info("refused a request from another origin", "origin", o, "method", r.Method, "path", r.URL.Path)
 		problem(w, http.StatusForbidden, fmt.Sprintf("a request from another origin (%s) is refused: only the page itself may call the harness", o))
 		return
 	}
@@ -261,6 +262,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	sess, ok := s.authorize(w, r)
 	if !ok {
+		return
+	}
+	if r.URL.Path != pathEvents && r.Method != http.MethodPost {
+		problem(w, http.StatusMethodNotAllowed, "a change is a POST")
 		return
 	}
 	switch r.URL.Path {

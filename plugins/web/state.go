@@ -15,11 +15,12 @@ import (
 	"github.com/harness-go/harness/plugins/agent"
 )
 
-// state is what every page's snapshot holds, kept up to date by
-// [Server.Run]: each part encoded once, redacted, ready to send.
+// state is what the server keeps for the pages beside what it reads fresh
+// for each snapshot: the last reload lines (encoded, redacted), and the
+// generation of the last rebuild (see [Server.refresh]).
 type state struct {
-	entries, tools, agents, file json.RawMessage
-	events                       []json.RawMessage // the last reload lines, oldest first
+	events []json.RawMessage // oldest first
+	gen    uint64
 }
 
 // eventRing is how many reload lines a page gets when it opens.
@@ -42,7 +43,7 @@ func (s *Server) Run(ctx context.Context) error {
 		logs = make(chan Record, 256)
 		defer s.o.Logs.watch(logs)()
 	}
-	dirty := parts{entries: true, tools: true, agents: true, file: true}
+	var dirty parts
 	var timer *time.Timer
 	var fire <-chan time.Time
 	mark := func(p parts) {
@@ -52,7 +53,6 @@ func (s *Server) Run(ctx context.Context) error {
 			fire = timer.C
 		}
 	}
-	s.refresh(dirty) // the first snapshot
 	dirty = parts{}
 	for {
 		toolsChanged := s.o.Tools.Changed()
@@ -102,42 +102,35 @@ func (p parts) or(q parts) parts {
 	return parts{p.entries || q.entries, p.tools || q.tools, p.agents || q.agents, p.file || q.file}
 }
 
-// refresh rebuilds the parts p names and sends them to every stream.
+// refresh rebuilds the parts p names and sends them to every stream that
+// opened before the rebuild began: a stream opened since then has a
+// snapshot at least as new.
 func (s *Server) refresh(p parts) {
+	s.mu.Lock()
+	s.state.gen++
+	gen := s.state.gen
+	s.mu.Unlock()
 	var out []json.RawMessage
-	var next state
 	if p.entries {
-		next.entries = s.redact(s.entriesJSON())
-		out = append(out, wrap("entries", "entries", next.entries))
+		out = append(out, wrap("entries", "entries", s.redact(s.entriesJSON())))
 	}
 	if p.tools {
-		next.tools = s.redact(s.toolsJSON())
-		out = append(out, wrap("tools", "tools", next.tools))
+		out = append(out, wrap("tools", "tools", s.redact(s.toolsJSON())))
 	}
 	if p.agents {
-		next.agents = s.redact(s.agentsJSON())
-		out = append(out, wrap("agents", "agents", next.agents))
+		out = append(out, wrap("agents", "agents", s.redact(s.agentsJSON())))
 	}
 	if p.file {
-		next.file = s.redact(s.fileJSON())
-		out = append(out, wrap("file", "file", next.file))
+		out = append(out, wrap("file", "file", s.redact(s.fileJSON())))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if p.entries {
-		s.state.entries = next.entries
-	}
-	if p.tools {
-		s.state.tools = next.tools
-	}
-	if p.agents {
-		s.state.agents = next.agents
-	}
-	if p.file {
-		s.state.file = next.file
-	}
-	for _, m := range out {
-		s.broadcastLocked(m, nil)
+	for st := range s.streams {
+		if st.since < gen {
+			for _, m := range out {
+				st.send(m)
+			}
+		}
 	}
 }
 

@@ -9,10 +9,11 @@ import (
 
 // A stream is one page's server-sent-events connection.
 type stream struct {
-	sess *session
-	c    chan json.RawMessage
-	once sync.Once
-	gone chan struct{} // closed when the server drops the stream
+	sess  *session
+	since uint64 // the generation of the state its snapshot read
+	c     chan json.RawMessage
+	once  sync.Once
+	gone  chan struct{} // closed when the server drops the stream
 }
 
 // streamQueue bounds what waits to be written to one stream; past it the
@@ -58,13 +59,25 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, sess *sessi
 	rc := http.NewResponseController(w)
 	st := &stream{sess: sess, c: make(chan json.RawMessage, streamQueue), gone: make(chan struct{})}
 
+	// The snapshot reads everything fresh; rebuilds that began before it
+	// are not sent to this stream (they may be older than what it read).
+	s.mu.Lock()
+	s.state.gen++
+	st.since = s.state.gen
+	s.mu.Unlock()
+	fresh := map[string]json.RawMessage{
+		"entries": s.redact(s.entriesJSON()),
+		"tools":   s.redact(s.toolsJSON()),
+		"agents":  s.redact(s.agentsJSON()),
+		"file":    s.redact(s.fileJSON()),
+	}
 	s.mu.Lock()
 	if s.sessions[sess.id] != sess {
 		s.mu.Unlock()
 		problem(w, http.StatusUnauthorized, "the session ended")
 		return
 	}
-	snap := s.snapshotLocked(sess)
+	snap := s.snapshotLocked(sess, fresh)
 	s.streams[st] = struct{}{}
 	sess.streams++
 	s.mu.Unlock()
@@ -117,29 +130,24 @@ func writeEvent(w http.ResponseWriter, rc *http.ResponseController, m json.RawMe
 	return rc.Flush() == nil
 }
 
-// snapshotLocked is everything a page shows, for one session: the state
-// every page shares, the recent logs, and the session's chat and question.
-func (s *Server) snapshotLocked(sess *session) json.RawMessage {
+// snapshotLocked is everything a page shows, for one session: the parts
+// read fresh, the reload lines and recent logs, and the session's chat and
+// question.
+func (s *Server) snapshotLocked(sess *session, fresh map[string]json.RawMessage) json.RawMessage {
 	var logs []json.RawMessage
 	if s.o.Logs != nil {
 		for _, r := range s.o.Logs.recent() {
 			logs = append(logs, s.redact(mustJSON(r)))
 		}
 	}
-	orNull := func(b json.RawMessage) json.RawMessage {
-		if b == nil {
-			return json.RawMessage("null")
-		}
-		return b
-	}
 	m := map[string]any{
 		"type":     "snapshot",
 		"version":  s.o.Version,
 		"config":   s.secrets.Redact(s.o.Config),
-		"entries":  orNull(s.state.entries),
-		"tools":    orNull(s.state.tools),
-		"agents":   orNull(s.state.agents),
-		"file":     orNull(s.state.file),
+		"entries":  fresh["entries"],
+		"tools":    fresh["tools"],
+		"agents":   fresh["agents"],
+		"file":     fresh["file"],
 		"events":   nonNil(s.state.events),
 		"logs":     nonNil(logs),
 		"chat":     s.chatSnapshotLocked(sess),

@@ -187,6 +187,21 @@ async function trade(token) {
   return data;
 }
 
+// fromFragment trades a token in the URL's fragment, which the browser
+// never sends, for a session cookie, and takes it out of the address bar.
+// It reports whether there was one.
+async function fromFragment() {
+  const m = /(?:^#|&)token=([^&]+)/.exec(location.hash);
+  if (!m) return false;
+  history.replaceState(null, '', location.pathname);
+  try {
+    signedIn(await trade(decodeURIComponent(m[1])));
+  } catch (err) {
+    signedOut(err.message);
+  }
+  return true;
+}
+
 async function boot() {
   setupTabs();
   $('signin-form').addEventListener('submit', async (e) => {
@@ -198,18 +213,10 @@ async function boot() {
       $('signin-error').textContent = err.message;
     }
   });
-  // The token comes in the fragment, which the browser never sends: it is
-  // traded for a session cookie, then taken out of the address bar.
-  const m = /(?:^#|&)token=([^&]+)/.exec(location.hash);
-  if (m) {
-    history.replaceState(null, '', location.pathname);
-    try {
-      signedIn(await trade(decodeURIComponent(m[1])));
-    } catch (err) {
-      signedOut(err.message);
-    }
-    return;
-  }
+  // A URL with the token pasted into a tab that shows the page already
+  // changes only the fragment: no new load.
+  window.addEventListener('hashchange', () => { fromFragment(); });
+  if (await fromFragment()) return;
   const res = await fetch('/api/session', { credentials: 'same-origin' }).catch(() => null);
   if (res && res.ok) signedIn(await res.json());
   else signedOut('');

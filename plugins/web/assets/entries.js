@@ -38,6 +38,7 @@ function card(e) {
   fact('serverName', e.serverName);
   fact('transport', e.transport);
   fact('protocol', e.protocolVersion);
+  if (Array.isArray(e.tools) && e.tools.length) fact('tools', e.tools.join(', '));
   if (typeof e.toolCount === 'number') fact('tools', e.hiddenTools ? `${e.toolCount} (${e.hiddenTools} hidden by the filters)` : e.toolCount);
   for (const k of ['resourceCount', 'templateCount', 'promptCount']) {
     if (typeof e[k] === 'number') fact(k.replace('Count', 's'), e[k]);

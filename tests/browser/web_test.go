@@ -1,0 +1,251 @@
+package browser
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/harness-go/harness/internal/fakellm"
+)
+
+const echoEntry = `- id: echo
+  name: echo
+  config:
+    greet: true
+`
+
+const demoEntry = `- id: demo
+  name: mcp-client
+  config:
+    serverName: demo
+    transport: stdio
+    command: !!js process.execPath
+    args: [mcp-demo]
+`
+
+func agentEntry(url string) string {
+	return fmt.Sprintf("- id: bot\n  name: agent\n  config:\n    baseURL: %s\n    model: fake-model\n", url)
+}
+
+// entryState is the state badge of an entry's card, in JavaScript.
+func entryState(id string) string {
+	return fmt.Sprintf(`((document.querySelector('[data-entry=%q] .badge') || {}).dataset || {}).state`, id)
+}
+
+// The page opens with its token, and shows nothing without it.
+func TestTokenGate(t *testing.T) {
+	w := startWeb(t, echoEntry)
+	tb := newTab(t, 1280, 800)
+
+	tb.open(w.base + "/")
+	tb.until("the sign-in notice", `!document.getElementById('signin').hidden`)
+	if got := eval[bool](tb, `document.getElementById('tabs').hidden && !document.querySelector('[data-entry]')`); !got {
+		t.Fatal("without the token the page shows the harness")
+	}
+	if code := eval[int](tb, `fetch('/api/events').then(r => r.status)`); code != http.StatusUnauthorized {
+		t.Errorf("the event stream without a session: %d", code)
+	}
+	// A wrong token is refused, with why.
+	tb.typeIn("#signin-token", "not-the-token")
+	tb.click("#signin-form button")
+	tb.until("the refusal", `document.getElementById('signin-error').textContent.includes('wrong')`)
+
+	tb.open(w.url)
+	tb.until("the echo entry, ready", entryState("echo")+` === 'ready'`)
+	if h := eval[string](tb, `location.href`); strings.Contains(h, "token") {
+		t.Errorf("the token stays in the address bar: %s", h)
+	}
+	if got := tb.text("#conn"); got != "live" {
+		t.Errorf("the connection says %q", got)
+	}
+	// Keyboard: the tab list moves with the arrow keys.
+	tb.do("focusing the tabs", chromedpFocus("#tab-entries"))
+	tb.do("pressing →", chromedpKey("ArrowRight"))
+	tb.until("the tools view, by keyboard", `!document.getElementById('view-tools').hidden && document.activeElement.id === 'tab-tools'`)
+	// A reload keeps the session (the cookie), without the token.
+	tb.open(w.base + "/#entries")
+	tb.until("the entries after a reload", entryState("echo")+` === 'ready'`)
+}
+
+// Entries appear and change state live as cordis.yml is edited; a broken
+// edit shows its problem with file:line:column.
+func TestLiveEntries(t *testing.T) {
+	w := startWeb(t, echoEntry)
+	tb := newTab(t, 1280, 800)
+	tb.open(w.url)
+	tb.until("echo, ready", entryState("echo")+` === 'ready'`)
+
+	w.write(echoEntry + demoEntry)
+	tb.until("the demo entry, ready", entryState("demo")+` === 'ready'`)
+	card := eval[string](tb, `document.querySelector('[data-entry=demo]').textContent`)
+	for _, want := range []string{"demo 0.1.0", "stdio", "tools6"} {
+		if !strings.Contains(card, want) {
+			t.Errorf("the demo card lacks %q: %s", want, card)
+		}
+	}
+	tb.shoot("entries")
+
+	// A server that cannot start: failed, with why.
+	broken := strings.NewReplacer("id: demo", "id: broken", "serverName: demo", "serverName: broken", "command: !!js process.execPath", "command: no-such-server-binary").Replace(demoEntry)
+	w.write(echoEntry + demoEntry + broken)
+	tb.until("the broken entry, failed", entryState("broken")+` === 'failed'`)
+	if msg := tb.text("[data-entry=broken] .error"); !strings.Contains(msg, "no-such-server-binary") || !strings.Contains(msg, "cordis.yml:") {
+		t.Errorf("the failure says %q", msg)
+	}
+	// An edit of a serving entry that fails: the previous instance serves on,
+	// and the card says so.
+	w.write(echoEntry + strings.Replace(demoEntry, "command: !!js process.execPath", "command: no-such-server-binary", 1) + broken)
+	tb.until("the failed reload's note", `document.querySelector('[data-entry=demo]').textContent.includes('the previous instance is still serving')`)
+	if got := eval[string](tb, entryState("demo")); got != "ready" {
+		t.Errorf("demo after a failed reload: %s", got)
+	}
+
+	// A broken file: nothing changes; the Config view says where.
+	w.write(echoEntry + "- id: demo\n  name: mcp-client\n  config:\n    serverName: demo\n    transport: carrier-pigeon\n")
+	tb.view("config")
+	tb.until("the problem", `document.getElementById('problems') && document.getElementById('problems').textContent.includes('cordis.yml:9:16')`)
+	if got := eval[string](tb, entryState("demo")); got != "ready" {
+		t.Errorf("a refused edit changed the demo entry: %s", got)
+	}
+	tb.view("events")
+	tb.until("the reload lines", `document.getElementById('event-lines').textContent.includes('reload rejected')`)
+}
+
+// A tool is called from the form its schema makes; a tool's question is
+// asked on the page.
+func TestToolForm(t *testing.T) {
+	w := startWeb(t, echoEntry+demoEntry)
+	tb := newTab(t, 1280, 800)
+	tb.open(w.url)
+	tb.until("demo, ready", entryState("demo")+` === 'ready'`)
+	tb.view("tools")
+	tb.typeIn("#tool-search", "calc")
+	tb.until("the search", `document.querySelectorAll('[data-tool]').length === 1`)
+	tb.click("[data-tool=mcp__demo__calc]")
+	tb.typeIn("[data-field=expression]", "6*7")
+	tb.click(".call-form button[type=submit]")
+	tb.until("the result", `(document.querySelector('.model-text') || {}).textContent === '42'`)
+	if got := tb.text(".blocks"); !strings.Contains(got, "42") {
+		t.Errorf("as the server sent it: %q", got)
+	}
+	tb.shoot("tools")
+
+	// greet asks a name: the page shows the form, checks it with the
+	// console's rules, and sends the answer.
+	tb.setValue("#tool-search", "")
+	tb.typeIn("#tool-search", "greet")
+	tb.click("[data-tool=greet]")
+	tb.click(".call-form button[type=submit]")
+	tb.until("the question", `!document.getElementById('question').hidden && document.getElementById('question').textContent.includes('How should I greet you?')`)
+	tb.click("#q-send") // the name is required
+	tb.until("why the answer does not fit", `document.querySelector('[data-problem=name]').textContent.includes('required')`)
+	tb.typeIn("#q-name", "Ada")
+	tb.click("#q-send")
+	tb.until("greet's answer", `(document.querySelector('.model-text') || {}).textContent === 'Hello, Ada.'`)
+	if !eval[bool](tb, `document.getElementById('question').hidden`) {
+		t.Error("the question stays after its answer")
+	}
+}
+
+// A chat turn with the fake model: its tool call folds open to arguments
+// and result, the answer streams, usage shows; Cancel ends a turn whose
+// stream stalls, and the model's request ends with it.
+func TestChat(t *testing.T) {
+	if skip != "" {
+		t.Skip(skip)
+	}
+	llm := fakellm.Start(t,
+		fakellm.Call(fakellm.ToolCallSpec{ID: "call-1", Name: "mcp__demo__calc", Arguments: `{"expression":"6*7"}`}),
+		fakellm.Stream(fakellm.Text("It is "), fakellm.Text("42."), fakellm.Finish("stop"), fakellm.Usage(120, 7, 100)),
+		fakellm.Reply{Chunks: fakellm.Text("Let me think about that at length"), Stall: true},
+	)
+	w := startWeb(t, echoEntry+demoEntry+agentEntry(llm.URL))
+	tb := newTab(t, 1280, 800)
+	tb.open(w.url)
+	tb.until("demo, ready", entryState("demo")+` === 'ready'`)
+	tb.view("chat")
+	tb.until("the agent", `document.getElementById('chat-agent').value === 'bot'`)
+
+	tb.typeIn("#chat-input", "what is 6*7? use the calculator\n")
+	tb.until("the answer", `document.querySelector('.answer') && document.querySelector('.answer').textContent === 'It is 42.'`)
+	tb.until("the end of the turn", `document.getElementById('chat-cancel').hidden`)
+	call := eval[string](tb, `document.querySelector('[data-call=call-1]').textContent`)
+	for _, want := range []string{"mcp__demo__calc", `"expression": "6*7"`, "42"} {
+		if !strings.Contains(call, want) {
+			t.Errorf("the tool call's fold lacks %q: %s", want, call)
+		}
+	}
+	if u := tb.text(".usage"); !strings.Contains(u, "(100 cached)") || !strings.Contains(u, "2 steps, 1 tool call") {
+		t.Errorf("usage: %q", u)
+	}
+	tb.click("[data-call=call-1] summary")
+	tb.shoot("chat")
+
+	tb.typeIn("#chat-input", "and now think\n")
+	tb.until("the streamed text, while the turn runs", `[...document.querySelectorAll('.answer')].some(e => e.textContent.includes('at length')) && !document.getElementById('chat-cancel').hidden`)
+	tb.click("#chat-cancel")
+	tb.until("the cancelled turn", `document.querySelector('.cancelled') && document.getElementById('chat-cancel').hidden`)
+	reqs := llm.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model requests, want 3", len(reqs))
+	}
+	select {
+	case <-reqs[2].Done():
+	case <-timeout():
+		t.Fatal("the model's request went on after Cancel")
+	}
+	// New conversation: the transcript empties.
+	tb.click("#chat-new")
+	tb.until("a new conversation", `document.querySelectorAll('.turn').length === 0`)
+}
+
+// A page on another origin cannot drive the harness, even with the
+// session's cookie in the browser (another port is the same site).
+func TestCrossOriginPost(t *testing.T) {
+	w := startWeb(t, echoEntry)
+	evil := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/evil.js":
+			rw.Header().Set("Content-Type", "text/javascript")
+			fmt.Fprint(rw, `
+const target = new URLSearchParams(location.search).get('target');
+const body = JSON.stringify({id: 'echo'});
+Promise.allSettled([
+  fetch(target + '/api/restart', {method: 'POST', mode: 'no-cors', credentials: 'include', headers: {'Content-Type': 'text/plain'}, body}),
+  fetch(target + '/api/restart', {method: 'POST', credentials: 'include', headers: {'Content-Type': 'application/json', 'X-CSRF-Token': 'guess'}, body}),
+]).then(rs => { document.title = 'done ' + rs.map(r => r.status).join(' '); });
+`)
+		default:
+			fmt.Fprint(rw, `<!doctype html><title>evil</title><script src="/evil.js"></script>`)
+		}
+	}))
+	t.Cleanup(evil.Close)
+
+	tb := newTab(t, 1280, 800)
+	tb.open(w.url) // the browser holds a session
+	tb.until("echo, ready", entryState("echo")+` === 'ready'`)
+	tb.open(evil.URL + "/?target=" + w.base)
+	tb.until("the evil page's requests", `document.title.startsWith('done')`)
+	w.waitErr("refused a request from another origin", "/api/restart")
+	if strings.Contains(w.err.Text(), `msg="entry stopped" entry=echo`) {
+		t.Errorf("a page of another origin restarted echo:\n%s", w.err.Text())
+	}
+}
+
+// A phone's screen: the page fits its width, every view is reachable.
+func TestPhone(t *testing.T) {
+	w := startWeb(t, echoEntry+demoEntry)
+	tb := newTab(t, 390, 844)
+	tb.open(w.url)
+	tb.until("demo, ready", entryState("demo")+` === 'ready'`)
+	for _, v := range []string{"entries", "tools", "chat", "events", "config"} {
+		tb.view(v)
+		if over := eval[int](tb, `document.documentElement.scrollWidth - window.innerWidth`); over > 0 {
+			t.Errorf("the %s view is %d px wider than the screen", v, over)
+		}
+	}
+	tb.view("entries")
+	tb.shoot("phone")
+}
