@@ -123,7 +123,7 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"validate", "--json"}, "flag --json is for tools, call, status and ask, not validate"},
 		{[]string{"status", "--show-reasoning"}, "flag --show-reasoning is for ask and run, not status"},
 		{[]string{"run", "--tools", "meta"}, "flag --tools is for serve, not run"},
-		{[]string{"call", "x", "--allow-host", "a.example"}, "flag --allow-host is for serve, not call"},
+		{[]string{"call", "x", "--allow-host", "a.example"}, "flag --allow-host is for serve and web, not call"},
 	} {
 		if _, err := parse(tc.args); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: err = %v, want %q", tc.args, err, tc.want)

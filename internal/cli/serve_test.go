@@ -28,7 +28,7 @@ func TestServeFlags(t *testing.T) {
 		want string
 		code int
 	}{
-		{[]string{"tools", "--http", "127.0.0.1:0"}, "flag --http is for serve, not tools", 2},
+		{[]string{"tools", "--http", "127.0.0.1:0"}, "flag --http is for serve and web, not tools", 2},
 		{[]string{"serve", "--tools", "some"}, "--tools must be full or meta", 2},
 		{[]string{"serve", "--token", "t0ken-value"}, "--token and --allow-host go with --http", 2},
 		{[]string{"serve", "extra"}, "serve takes no arguments", 2},

@@ -415,6 +415,25 @@ func TestCallAndQuestion(t *testing.T) {
 	if res, _ := r.do("POST", "/api/answer", map[string]any{"id": id, "action": "decline"}, nil); res.StatusCode != http.StatusGone {
 		t.Errorf("answering twice: %d", res.StatusCode)
 	}
+
+	// The call ends (the page's Cancel aborts its request) while its
+	// question is shown: the question leaves the page.
+	ctx, cancel := context.WithCancel(context.Background())
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		req, _ := http.NewRequestWithContext(ctx, "POST", r.base+"/api/call", strings.NewReader(`{"name":"greet"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Origin", r.base)
+		req.Header.Set(csrfHeader, r.csrf)
+		if res, err := r.c.Do(req); err == nil {
+			res.Body.Close()
+		}
+	}()
+	q = ev.next("question", "a second question", nil)["question"].(map[string]any)
+	cancel()
+	<-ended
+	ev.next("question-end", "the withdrawn question", func(m map[string]any) bool { return m["id"] == q["id"] })
 }
 
 func TestChat(t *testing.T) {
