@@ -149,6 +149,7 @@ func (s *Server) Listen(addr string, tokenSet bool) error {
 	s.srv = &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		BaseContext:       func(net.Listener) context.Context { return s.life },
 		ErrorLog:          slog.NewLogLogger(debuglog.Handler(s.log.Handler()), slog.LevelDebug),

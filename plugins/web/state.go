@@ -6,12 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/host/conffile"
 	"github.com/harness-go/harness/plugins/agent"
 )
 
@@ -278,9 +277,6 @@ func (s *Server) agentsJSON() json.RawMessage {
 	return mustJSON(out)
 }
 
-// maxFileBytes bounds the file the Config view shows.
-const maxFileBytes = 4 << 20
-
 // fileJSON is cordis.yml as it is on disk now, and the problems of the
 // last load that was refused (none after one that applied).
 func (s *Server) fileJSON() json.RawMessage {
@@ -302,27 +298,12 @@ func (s *Server) fileJSON() json.RawMessage {
 	return mustJSON(m)
 }
 
-// readConfig reads the file for the Config view: a regular file, at most
-// maxFileBytes.
+// readConfig reads the file for the Config view as the host reads it
+// (host/conffile: without blocking, a regular file, at most 4 MiB).
 func readConfig(path string) (string, error) {
-	f, err := os.Open(path)
+	b, err := conffile.Read(path)
 	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	if !st.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is not a regular file", path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
-	if err != nil {
-		return "", err
-	}
-	if len(b) > maxFileBytes {
-		return "", fmt.Errorf("%s is over %d MiB: not shown", path, maxFileBytes>>20)
+		return "", fmt.Errorf("reading %s: %w", path, err)
 	}
 	return string(b), nil
 }

@@ -51,9 +51,7 @@ func startWeb(t *testing.T, config string, env ...string) *web {
 	w.cmd = cmd
 	w.out, w.err = proctest.Start(t, cmd, 0)
 	t.Cleanup(func() {
-		if strings.Contains(w.err.Text(), "WARNING: DATA RACE") {
-			t.Errorf("the harness reported a data race:\n%s", w.err.Text())
-		}
+		proctest.NoRaceOrPanic(t, w.err.Text())
 		if t.Failed() {
 			t.Logf("harness web's stderr:\n%s", w.err.Text())
 		}
