@@ -160,3 +160,45 @@ func TestWebEntryUnderRun(t *testing.T) {
 		t.Errorf("the token on stderr:\n%s", errOut.String())
 	}
 }
+
+// harness serve serves a web entry beside its gateway; stdout is protocol,
+// so the URL, its token whole, goes to stderr.
+func TestWebEntryUnderServe(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "cordis.yml")
+	if err := os.WriteFile(file, []byte("- id: echo\n  name: echo\n- id: page\n  name: web\n  config: {listen: \"127.0.0.1:0\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if code := Main(context.Background(), []string{"serve", "-c", file}, Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut}); code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut.String())
+	}
+	if out.Len() != 0 {
+		t.Errorf("stdout holds more than protocol: %q", out.String())
+	}
+	i := strings.Index(errOut.String(), "page of entry page: http://127.0.0.1:")
+	if i < 0 {
+		t.Fatalf("no URL on stderr:\n%s", errOut.String())
+	}
+	line, _, _ := strings.Cut(errOut.String()[i:], "\n")
+	if _, token, ok := strings.Cut(line, "/#token="); !ok || len(token) < 20 || strings.Contains(token, "redacted") {
+		t.Errorf("the announced URL %q", line)
+	}
+}
+
+// A one-shot command ignores web entries: it must not take a running
+// harness's port.
+func TestWebEntryIgnoredByOneShots(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "cordis.yml")
+	if err := os.WriteFile(file, []byte("- id: echo\n  name: echo\n- id: page\n  name: web\n  config: {listen: \"127.0.0.1:0\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if code := Main(context.Background(), []string{"status", "-c", file}, Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut}); code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), "ignored: only harness run and harness serve serve web entries") {
+		t.Errorf("status:\n%s", out.String())
+	}
+}

@@ -1,11 +1,15 @@
 package browser
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
 
 	"github.com/harness-go/harness/internal/fakellm"
 )
@@ -248,4 +252,17 @@ func TestPhone(t *testing.T) {
 	}
 	tb.view("entries")
 	tb.shoot("phone")
+
+	// Light and dark follow the system's preference.
+	if bg := eval[string](tb, `getComputedStyle(document.body).backgroundColor`); bg != "rgb(247, 247, 245)" {
+		t.Errorf("the light background is %s", bg)
+	}
+	tb.do("asking for dark", chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		_, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}},
+		})
+		return err
+	}))
+	tb.until("the dark colours", `getComputedStyle(document.body).backgroundColor === 'rgb(22, 25, 28)'`)
+	tb.shoot("phone-dark")
 }

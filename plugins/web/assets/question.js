@@ -20,6 +20,7 @@ export function showQuestion(q) {
   const reply = async (action, fields) => {
     err.textContent = '';
     for (const p of el.querySelectorAll('.field-problem')) p.textContent = '';
+    for (const i of el.querySelectorAll('[aria-invalid]')) i.removeAttribute('aria-invalid');
     try {
       await api('/api/answer', { id: q.id, action, fields });
     } catch (x) {
@@ -27,6 +28,8 @@ export function showQuestion(q) {
       for (const [name, msg] of Object.entries(x.problems || {})) {
         const p = el.querySelector(`[data-problem="${CSS.escape(name)}"]`);
         if (p) p.textContent = msg;
+        const i = el.querySelector(`[name="${CSS.escape(name)}"], #q-${CSS.escape(name)}`);
+        if (i) i.setAttribute('aria-invalid', 'true');
       }
       const bad = el.querySelector('[aria-invalid=true]');
       if (bad) bad.focus();
@@ -87,7 +90,7 @@ export function endQuestion(id) {
 // choice's value, several joined by commas).
 function input(f) {
   const id = `q-${f.name}`;
-  const problem = h('p', { class: 'field-problem error', 'data-problem': f.name, role: 'status' });
+  const problem = h('p', { class: 'field-problem error', 'data-problem': f.name, id: `${id}-problem`, role: 'status' });
   const label = h('label', { for: id }, h('span', { class: 'name', text: f.label }), f.required ? h('span', { class: 'req', text: ' required' }) : null);
   const hint = h('p', { class: 'hint', text: f.hint });
   const help = f.description && f.description !== f.label ? h('p', { class: 'help', text: f.description }) : null;
@@ -113,7 +116,7 @@ function input(f) {
     read = () => el.value;
   } else {
     const type = f.kind === 'number' || f.kind === 'integer' ? 'number' : (f.format === 'email' ? 'email' : (f.format === 'date' ? 'date' : 'text'));
-    el = h('input', { id, name: f.name, type, step: f.kind === 'integer' ? '1' : (f.kind === 'number' ? 'any' : null), min: f.min, max: f.max, maxlength: f.maxLength || null, spellcheck: 'false' });
+    el = h('input', { id, name: f.name, type, 'aria-describedby': `${id}-problem`, step: f.kind === 'integer' ? '1' : (f.kind === 'number' ? 'any' : null), min: f.min, max: f.max, maxlength: f.maxLength || null, spellcheck: 'false' });
     if (f.default) el.value = f.default;
     read = () => el.value;
   }

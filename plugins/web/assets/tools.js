@@ -60,6 +60,8 @@ function drawDetail(state) {
   if (!t) {
     if (shownDef !== '') {
       shownDef = '';
+      if (offProgress) offProgress();
+      offProgress = null;
       clear(detailEl);
     }
     if (!detailEl.childElementCount) detailEl.append(h('p', { class: 'muted', text: selected ? `${selected} is no longer registered.` : 'Pick a tool to read it and try it.' }));
