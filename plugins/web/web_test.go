@@ -18,9 +18,11 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/harness-go/harness/fiber"
 	"github.com/harness-go/harness/internal/fakellm"
 	"github.com/harness-go/harness/internal/hosttest"
 	"github.com/harness-go/harness/plugins/agent"
+	"github.com/harness-go/harness/plugins/tools"
 
 	_ "github.com/harness-go/harness/plugins/echo"
 )
@@ -517,5 +519,28 @@ func TestURL(t *testing.T) {
 	}
 	if strings.Contains(r.srv.URL(false), "token") {
 		t.Errorf("URL(false) %q", r.srv.URL(false))
+	}
+}
+
+// A call's progress reaches the pages of the session that made it.
+func TestProgress(t *testing.T) {
+	r := newRig(t, echoEntry)
+	f := fiber.New(context.Background(), "test tools")
+	t.Cleanup(func() { _ = f.Dispose(context.Background()) })
+	if _, err := r.h.Tools.Register(f, tools.Tool{Name: "slow", Description: "reports progress", Execute: func(ctx context.Context, _ json.RawMessage) (tools.Result, error) {
+		tools.Notify(ctx, tools.Notification{Tool: "slow", Method: tools.MethodProgress, Params: json.RawMessage(`{"progress":1,"total":2,"message":"half way"}`)})
+		return tools.Result{Text: "done"}, nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	r.signIn()
+	ev := r.stream()
+	ev.next("snapshot", "the first message", nil)
+	if _, body := r.do("POST", "/api/call", map[string]any{"name": "slow"}, nil); !strings.Contains(string(body), `"text":"done"`) {
+		t.Fatalf("slow: %s", body)
+	}
+	m := ev.next("progress", "slow's progress", nil)
+	if m["tool"] != "slow" || m["progress"] != 1.0 || m["total"] != 2.0 || m["message"] != "half way" {
+		t.Errorf("progress: %v", m)
 	}
 }

@@ -162,7 +162,7 @@ func TestChat(t *testing.T) {
 	}
 	llm := fakellm.Start(t,
 		fakellm.Call(fakellm.ToolCallSpec{ID: "call-1", Name: "mcp__demo__calc", Arguments: `{"expression":"6*7"}`}),
-		fakellm.Stream(fakellm.Text("It is "), fakellm.Text("42."), fakellm.Finish("stop"), fakellm.Usage(120, 7, 100)),
+		fakellm.Stream(fakellm.Reasoning("The calculator said 42."), fakellm.Text("It is "), fakellm.Text("42."), fakellm.Finish("stop"), fakellm.Usage(120, 7, 100)),
 		fakellm.Reply{Chunks: fakellm.Text("Let me think about that at length"), Stall: true},
 	)
 	w := startWeb(t, echoEntry+demoEntry+agentEntry(llm.URL))
@@ -183,6 +183,9 @@ func TestChat(t *testing.T) {
 	}
 	if u := tb.text(".usage"); !strings.Contains(u, "(100 cached)") || !strings.Contains(u, "2 steps, 1 tool call") {
 		t.Errorf("usage: %q", u)
+	}
+	if r := tb.text(".reasoning-fold"); !strings.Contains(r, "The calculator said 42.") {
+		t.Errorf("the reasoning's fold: %q", r)
 	}
 	tb.click("[data-call=call-1] summary")
 	tb.shoot("chat")
