@@ -544,3 +544,45 @@ func TestProgress(t *testing.T) {
 		t.Errorf("progress: %v", m)
 	}
 }
+
+// A page to open is shown with its host; anything but a web address is
+// declined before it reaches the page.
+func TestQuestionPageToOpen(t *testing.T) {
+	r := newRig(t, echoEntry)
+	f := fiber.New(context.Background(), "test tools")
+	t.Cleanup(func() { _ = f.Dispose(context.Background()) })
+	ask := func(name, url string) tools.Tool {
+		return tools.Tool{Name: name, Description: "asks to open a page", Execute: func(ctx context.Context, _ json.RawMessage) (tools.Result, error) {
+			raw, err := tools.Ask(ctx, tools.Question{Tool: name, Method: tools.MethodElicit,
+				Params: json.RawMessage(`{"mode":"url","message":"Sign in, please","url":` + quote(url) + `,"elicitationId":"e1"}`)})
+			if err != nil {
+				return tools.Result{}, err
+			}
+			return tools.Result{Text: string(raw)}, nil
+		}}
+	}
+	if _, err := r.h.Tools.Register(f, ask("signin", "https://login.example.com/authorize?x=1"), ask("script", "javascript:alert(1)")); err != nil {
+		t.Fatal(err)
+	}
+	r.signIn()
+	ev := r.stream()
+	ev.next("snapshot", "the first message", nil)
+	if _, body := r.do("POST", "/api/call", map[string]any{"name": "script"}, nil); !strings.Contains(string(body), `\"action\":\"decline\"`) {
+		t.Errorf("a javascript: URL: %s", body)
+	}
+	called := make(chan string, 1)
+	go func() {
+		_, body := r.do("POST", "/api/call", map[string]any{"name": "signin"}, nil)
+		called <- string(body)
+	}()
+	q := ev.next("question", "the page to open", nil)["question"].(map[string]any)
+	if q["mode"] != "url" || q["host"] != "login.example.com" || q["url"] != "https://login.example.com/authorize?x=1" {
+		t.Fatalf("the question: %s", js(q))
+	}
+	if res, body := r.do("POST", "/api/answer", map[string]any{"id": q["id"], "action": "accept"}, nil); res.StatusCode != 200 {
+		t.Fatalf("accept: %d %s", res.StatusCode, body)
+	}
+	if body := <-called; !strings.Contains(body, `\"action\":\"accept\"`) {
+		t.Errorf("signin's result: %s", body)
+	}
+}
