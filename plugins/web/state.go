@@ -52,13 +52,15 @@ func (s *Server) Run(ctx context.Context) error {
 			fire = timer.C
 		}
 	}
-	dirty = parts{}
+	// Each change channel is taken again as soon as it fired, before the
+	// state it announces is read: a change during a rebuild closes the new
+	// one, and is never missed.
+	toolsChanged := s.o.Tools.Changed()
+	var agentsChanged <-chan struct{}
+	if s.o.Agents != nil {
+		agentsChanged = s.o.Agents.Changed()
+	}
 	for {
-		toolsChanged := s.o.Tools.Changed()
-		var agentsChanged <-chan struct{}
-		if s.o.Agents != nil {
-			agentsChanged = s.o.Agents.Changed()
-		}
 		select {
 		case <-ctx.Done():
 			if timer != nil {
@@ -78,8 +80,10 @@ func (s *Server) Run(ctx context.Context) error {
 			}
 			mark(p)
 		case <-toolsChanged:
+			toolsChanged = s.o.Tools.Changed()
 			mark(parts{tools: true, entries: true, agents: true})
 		case <-agentsChanged:
+			agentsChanged = s.o.Agents.Changed()
 			mark(parts{agents: true})
 		case rec := <-logs:
 			s.broadcast(wrap("log", "log", s.redact(mustJSON(rec))), nil)
