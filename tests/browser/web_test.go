@@ -89,6 +89,7 @@ func TestLiveEntries(t *testing.T) {
 			t.Errorf("the demo card lacks %q: %s", want, card)
 		}
 	}
+	tb.until("the tools counted", `document.querySelector('.summary').textContent.includes('9 tools')`)
 	tb.shoot("entries")
 
 	// A server that cannot start: failed, with why.

@@ -93,6 +93,7 @@ function handle(m) {
     case 'tools':
       state.tools = m.tools || [];
       renderTools($('view-tools'), state);
+      renderEntries($('view-entries'), state); // its summary counts them
       break;
     case 'agents':
       state.agents = m.agents || [];
