@@ -136,6 +136,9 @@ export class Chat {
         c.done = true;
         break;
       }
+      case 'tool_search':
+        t.el.append(h('p', { class: 'muted small', text: `tool search: ${e.sent} of ${e.available} tools sent, ${e.loaded} loaded` }));
+        break;
       case 'retry':
         t.el.append(h('p', { class: 'muted small', text: `retrying (attempt ${e.attempt}, in ${e.waitMs} ms): ${e.message}` }));
         break;
