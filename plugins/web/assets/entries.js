@@ -4,6 +4,9 @@ import { api } from './net.js';
 
 // notes holds the last error of an action per entry (a refused restart).
 const notes = new Map();
+// opened holds the entries whose stderr fold is open: a live update draws
+// the card again, and keeps it open.
+const opened = new Set();
 
 export function renderEntries(el, state) {
   keepFocus(el, () => {
@@ -66,9 +69,11 @@ function card(e) {
   if (e.note && (e.plugin === 'web' || e.plugin === 'mcp-server')) li.append(h('p', { class: 'muted', text: e.note }));
   if (e.reloading) li.append(h('p', { class: 'muted', text: 'reloading: the new instance is starting beside the one that serves' }));
   if (e.stderr && e.stderr.length) {
-    li.append(h('details', { class: 'stderr' },
+    const fold = h('details', { class: 'stderr', open: opened.has(e.id) },
       h('summary', { 'data-key': `stderr-${e.id}`, text: `stderr (last ${e.stderr.length} ${e.stderr.length === 1 ? 'line' : 'lines'})` }),
-      h('pre', { text: e.stderr.join('\n') })));
+      h('pre', { text: e.stderr.join('\n') }));
+    fold.addEventListener('toggle', () => { if (fold.open) opened.add(e.id); else opened.delete(e.id); });
+    li.append(fold);
   }
   if (e.state === 'needs-login') {
     li.append(h('p', { class: 'muted', text: `This server needs a login: run harness login ${e.id}` }));
