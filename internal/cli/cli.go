@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/harness-go/harness/host/secret"
+	"github.com/harness-go/harness/plugins/mcpservers"
 )
 
 // Exit codes.
@@ -68,6 +69,8 @@ type options struct {
 	showReasoning bool
 	// serve holds the flags of harness serve (serve.go).
 	serve serveFlags
+	// format is harness import's --format.
+	format string
 }
 
 // usageError is a command line that does not parse.
@@ -89,7 +92,7 @@ func exit(code int, format string, args ...any) error {
 	return &exitError{code: code, msg: fmt.Sprintf(format, args...)}
 }
 
-var commands = map[string]bool{"run": true, "ask": true, "serve": true, "web": true, "tools": true, "call": true, "status": true, "validate": true, "schema": true, "version": true, "help": true}
+var commands = map[string]bool{"run": true, "ask": true, "serve": true, "web": true, "tools": true, "call": true, "status": true, "validate": true, "import": true, "schema": true, "version": true, "help": true}
 
 // parse reads flags anywhere on the line: before or after the command and its
 // arguments. "--" ends the flags.
@@ -154,6 +157,10 @@ func parse(args []string) (*options, error) {
 			o.help = true
 		case "http", "token", "tools", "allow-host":
 			err = o.serve.set(name, takeValue)
+		case "format":
+			if o.format, err = takeValue(); err == nil && !slices.Contains(mcpservers.Formats, o.format) {
+				err = usagef("--format must be one of %s, not %q", strings.Join(mcpservers.Formats, ", "), o.format)
+			}
 		default:
 			return nil, usagef("unknown flag %s", a)
 		}
@@ -191,6 +198,7 @@ var flagCommands = map[string][]string{
 	"token":          {"serve", "web"},
 	"tools":          {"serve"},
 	"allow-host":     {"serve", "web"},
+	"format":         {"import"},
 }
 
 // andList writes words as a sentence does: "a", "a and b", "a, b and c".
@@ -329,6 +337,11 @@ func dispatch(ctx context.Context, o *options, env Env) error {
 			return usagef("validate takes no arguments")
 		}
 		return validate(o, env)
+	case "import":
+		if len(o.args) == 0 {
+			return usagef("import takes the files to read (a .mcp.json, a config.toml, …)")
+		}
+		return importServers(o, env)
 	case "tools":
 		if len(o.args) > 0 {
 			return usagef("tools takes no arguments")

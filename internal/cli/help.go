@@ -18,6 +18,7 @@ Usage:
   harness call NAME [JSON|-] [flags]  call one tool and print what the model would see
   harness status [flags] [--json]     print every entry: state, tools, errors, server info
   harness validate [flags]            check cordis.yml without starting anything
+  harness import FILE... [--format F] print the cordis.yml entries of another client's MCP servers
   harness schema                      print a JSON Schema of cordis.yml
   harness version                     print the version
   harness help [COMMAND]              print help
@@ -30,6 +31,7 @@ Flags (anywhere on the line):
       --json               machine-readable output (tools, call, status, ask)
       --agent ID           the agent entry to talk to, when there are several (ask, run)
       --show-reasoning     show a thinking model's reasoning on stderr (ask, run)
+      --format FORMAT      the format of the files (import; default auto)
   -h, --help               print help
 
 Exit codes: 0 success; 1 a tool returned an error result, or an entry failed or
@@ -128,6 +130,7 @@ kinds built into this binary. Point your editor's YAML support at it, and
 declare the custom tag "!!js scalar".
 `,
 	"serve":   serveHelp,
+	"import":  importHelp,
 	"web":     webHelp,
 	"version": "Usage: harness version\n\nPrints the version.\n",
 	"help":    "Usage: harness help [COMMAND]\n\nPrints help on the harness or one command.\n",

@@ -1,0 +1,116 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/internal/safe"
+	"github.com/harness-go/harness/plugins/mcpservers"
+)
+
+const importHelp = `Usage: harness import FILE... [--format FORMAT]
+
+Prints the cordis.yml entries of the MCP servers another client's
+configuration file lists, one mcp-client entry per server, so that
+
+  harness import .mcp.json >> cordis.yml
+
+adds them. It reads Claude Desktop's claude_desktop_config.json, Claude
+Code's .mcp.json, Cursor's .cursor/mcp.json, VS Code's .vscode/mcp.json,
+Windsurf's mcp_config.json, Gemini CLI's settings.json and Codex's
+config.toml; --format names one (claude-desktop, claude-code, cursor,
+vscode, windsurf, gemini, codex) instead of auto, which decides by the
+file's name and shape.
+
+A variable the file reads (${VAR}, ${VAR:-default}, ${env:VAR}, Gemini's
+$VAR, a VS Code ${input:ID} as $HARNESS_INPUT_<ID>) becomes !!js
+process.env.VAR (with a default, ?? "default"), read when the entry starts.
+Fields with no meaning here (trust, tool approval modes, OAuth settings,
+envFile) are named on stderr. A server the file switches off is written
+with disabled: true. To follow the file itself as it changes, use an
+mcp-servers entry instead (README).
+
+Exits 0; 1 when a server was left out (it cannot run as written: stderr
+says why); 2 on a usage error or a file that does not load.
+`
+
+// importServers prints the entries of the servers of the files named.
+func importServers(o *options, env Env) error {
+	var files []*mcpservers.File
+	var failed []string
+	for _, path := range o.args {
+		f, err := mcpservers.Read(path, mcpservers.Options{Format: o.format})
+		if err != nil {
+			failed = append(failed, safe.Line(err.Error()))
+			continue
+		}
+		files = append(files, f)
+	}
+	if len(failed) > 0 {
+		// A file that does not load is not half imported: nothing is
+		// printed, so that an append adds nothing.
+		return exit(ExitUsage, "harness import: %s", strings.Join(failed, "\nharness import: "))
+	}
+	out, problems := mcpservers.Entries(files)
+	for _, f := range files {
+		for _, n := range f.Notes {
+			say(env.Stderr, o, "warn", "harness import: "+safe.Line(n.String()))
+		}
+		for _, s := range f.Servers {
+			for _, n := range s.Notes {
+				say(env.Stderr, o, "warn", "harness import: "+safe.Line(n.String()))
+			}
+		}
+	}
+	for _, p := range problems {
+		say(env.Stderr, o, "error", "harness import: "+safe.Line(p.Error())+" — left out")
+	}
+	warnTaken(o, env, files)
+	if _, err := env.Stdout.Write(out); err != nil {
+		return err
+	}
+	if len(problems) > 0 {
+		return exit(ExitFailure, "")
+	}
+	return nil
+}
+
+// warnTaken says which ids and serverNames of the output the configuration
+// (-c, by default ./cordis.yml) already has: appended as they are, the file
+// would not load.
+func warnTaken(o *options, env Env, files []*mcpservers.File) {
+	if _, err := os.Stat(o.config); err != nil {
+		return
+	}
+	cfg, err := host.ReadFile(o.config)
+	if cfg == nil || err != nil {
+		return
+	}
+	ids := map[string]host.Pos{}
+	names := map[string]string{}
+	for _, e := range cfg.Entries {
+		ids[e.ID] = e.Pos
+		if e.Config == nil {
+			continue
+		}
+		for i := 0; i+1 < len(e.Config.Content); i += 2 {
+			if e.Config.Content[i].Value == "serverName" {
+				names[e.Config.Content[i+1].Value] = e.ID
+			}
+		}
+	}
+	for _, f := range files {
+		for _, s := range f.Servers {
+			if s.Config == nil {
+				continue
+			}
+			if pos, ok := ids[s.ServerName]; ok {
+				say(env.Stderr, o, "warn", fmt.Sprintf("harness import: %s already has an entry %q (%s): rename one before appending", o.config, s.ServerName, pos))
+			} else if id, ok := names[s.ServerName]; ok {
+				say(env.Stderr, o, "warn", fmt.Sprintf("harness import: serverName %q is already entry %q's in %s: rename one before appending", s.ServerName, id, o.config))
+			}
+		}
+	}
+}

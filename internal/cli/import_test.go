@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "github.com/harness-go/harness/plugins/mcpclient"
+)
+
+// harness import prints entries that, appended to cordis.yml, validate;
+// notes and left-out servers go to stderr; the exit code says what
+// happened.
+func TestImport(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	config := write("cordis.yml", "- id: echo\n  name: echo\n")
+	mcpJSON := write(".mcp.json", `{"mcpServers": {
+  "gh": {"type": "stdio", "command": "npx", "args": ["-y", "server-github"], "env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}},
+  "api": {"type": "http", "url": "https://h.example/mcp", "headers": {"Authorization": "Bearer ${API_KEY:-none}"}, "oauth": {"clientId": "x"}},
+  "old": {"type": "sse", "url": "https://h.example/sse"}
+}}`)
+	codex := write(".codex/config.toml", "[mcp_servers.docs]\ncommand = \"docs-server\"\nenabled = false\ndefault_tools_approval_mode = \"approve\"\n")
+	main := func(args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		code := Main(context.Background(), append([]string{"-c", config}, args...), Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
+		return code, out.String(), errOut.String()
+	}
+
+	code, out, errOut := main("import", mcpJSON, codex)
+	if code != ExitFailure {
+		t.Fatalf("exit %d, want 1 (a server left out); stderr:\n%s", code, errOut)
+	}
+	for _, want := range []string{
+		"- id: gh\n  name: mcp-client\n  config:\n    serverName: gh\n    transport: stdio\n",
+		"GITHUB_TOKEN: !!js process.env.GITHUB_TOKEN\n",
+		"Authorization: !!js '`Bearer ${process.env.API_KEY ?? \"none\"}`'\n",
+		"- id: docs\n  name: mcp-client\n  disabled: true # the file says enabled = false\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "id: old") {
+		t.Errorf("the SSE server was printed:\n%s", out)
+	}
+	for _, want := range []string{
+		`.mcp.json:3:116: server "api": oauth has no effect here: OAuth is not supported here`,
+		`config.toml:4:1: server "docs": default_tools_approval_mode has no effect here: tool approval is the client's`,
+		`.mcp.json:4:19: server "old": type: the legacy HTTP+SSE transport is not supported`,
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+
+	// Appended, the entries load.
+	f, err := os.OpenFile(config, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(out)
+	f.Close()
+	if code, out, errOut := main("validate"); code != ExitOK || out != "ok\n" {
+		t.Fatalf("validate after the append: exit %d\n%s%s", code, out, errOut)
+	}
+
+	// Now the ids are taken: a second import says so.
+	_, _, errOut = main("import", mcpJSON)
+	if !strings.Contains(errOut, `already has an entry "gh"`) {
+		t.Errorf("a second import does not warn about the taken id:\n%s", errOut)
+	}
+
+	// A file that does not load prints nothing and exits 2.
+	bad := write("bad.json", `{"mcpServers": {"a": {"command": "x"},}`)
+	if code, out, errOut := main("import", mcpJSON, bad); code != ExitUsage || out != "" || !strings.Contains(errOut, "bad.json:1:") {
+		t.Fatalf("a bad file: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	// --format names one.
+	if code, out, errOut := main("import", "--format", "codex", codex); code != ExitOK || !strings.Contains(out, "id: docs") {
+		t.Fatalf("--format codex: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := main("import", "--format", "zed", codex); code != ExitUsage || !strings.Contains(errOut, "--format must be one of auto, claude-desktop") {
+		t.Fatalf("--format zed: exit %d\n%s", code, errOut)
+	}
+	if code, _, errOut := main("tools", "--format", "codex"); code != ExitUsage || !strings.Contains(errOut, "flag --format is for import, not tools") {
+		t.Fatalf("--format on tools: exit %d\n%s", code, errOut)
+	}
+	if code, _, errOut := main("import"); code != ExitUsage || !strings.Contains(errOut, "import takes the files to read") {
+		t.Fatalf("no file: exit %d\n%s", code, errOut)
+	}
+}
