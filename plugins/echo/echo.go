@@ -78,12 +78,14 @@ func (p *Plugin) Apply(ctx *host.Context) error {
 			Name:        p.Prefix + "echo",
 			Description: "Echo a message back unchanged.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"message":{"type":"string","description":"The text to echo."}},"required":["message"]}`),
+			Annotations: tools.ReadOnly(),
 			Execute:     echo,
 		},
 		{
 			Name:        p.Prefix + "clock",
 			Description: "Tell the current date and time.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"timezone":{"type":"string","description":"An IANA time zone such as Europe/Paris; default ` + p.Timezone + `."}}}`),
+			Annotations: tools.ReadOnly(),
 			Execute:     func(ctx context.Context, args json.RawMessage) (tools.Result, error) { return clock(zone, args) },
 		},
 	}
@@ -92,6 +94,8 @@ func (p *Plugin) Apply(ctx *host.Context) error {
 			Name:        p.Prefix + "greet",
 			Description: "Greet the person, after asking how to call them.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{}}`),
+			// It asks the person, and changes nothing.
+			Annotations: tools.ReadOnly(),
 			Execute:     greet(p.Prefix + "greet"),
 		})
 	}

@@ -178,6 +178,10 @@ func New(reg *tools.Registry, opts Options) (*Gateway, error) {
 	})
 	hooks.AddBeforeListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest) {
 		g.waitReady(ctx)
+		// From now on a change is news to this client (stdio.go).
+		if s, ok := server.ClientSessionFromContext(ctx).(*stdioSession); ok {
+			s.listed.Store(true)
+		}
 	})
 	hooks.AddBeforeCallTool(func(ctx context.Context, _ any, req *mcp.CallToolRequest) {
 		g.waitServed(ctx, req.Params.Name)
@@ -393,14 +397,18 @@ func (g *Gateway) servedNames() map[string]bool {
 }
 
 // hashTools identifies what a client of mode full sees of the registry's
-// tools: names, descriptions, schemas and definitions. A tool mcp-go would
+// tools: names, descriptions, schemas, definitions and annotations. A tool mcp-go would
 // refuse (fullTools leaves it out) counts too: a change of it alone
 // announces an unchanged list, which is rare and harmless, and checking
 // every tool here would cost what the hash saves.
 func hashTools(all []tools.Tool) [32]byte {
 	h := sha256.New()
 	for _, t := range all {
-		for _, part := range [][]byte{[]byte(t.Name), []byte(t.Description), t.Parameters, t.Definition} {
+		var annotations []byte
+		if t.Annotations != nil {
+			annotations, _ = json.Marshal(t.Annotations)
+		}
+		for _, part := range [][]byte{[]byte(t.Name), []byte(t.Description), t.Parameters, t.Definition, annotations} {
 			fmt.Fprintf(h, "%d:", len(part))
 			h.Write(part)
 		}
@@ -436,10 +444,14 @@ type definition struct {
 }
 
 // servedTool is the MCP tool for a registry tool: its name, description and
-// schema as registered, and what its server listed beside them.
+// schema as registered, and what its server listed beside them — or, for a
+// native tool, the annotations it declares.
 func servedTool(t tools.Tool) mcp.Tool {
 	mt := mcp.Tool{Name: t.Name, Description: t.Description, RawInputSchema: t.Parameters}
 	if len(t.Definition) == 0 {
+		if a := t.Annotations; a != nil {
+			mt.Annotations = mcp.ToolAnnotation{Title: a.Title, ReadOnlyHint: a.ReadOnly, DestructiveHint: a.Destructive, IdempotentHint: a.Idempotent, OpenWorldHint: a.OpenWorld}
+		}
 		return mt
 	}
 	var d definition

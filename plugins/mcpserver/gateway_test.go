@@ -182,6 +182,7 @@ func TestListChanged(t *testing.T) {
 	a.initialize()
 	b.initialize()
 	a.list()
+	b.list() // a session that never listed hears of no change (TestNoListChangedBeforeTheFirstList)
 
 	// One change: every session hears of it, within the coalescing window.
 	start := time.Now()
@@ -234,6 +235,59 @@ func TestListChanged(t *testing.T) {
 	}
 }
 
+// A stdio client that connects while the entries start hears of no change
+// before its first tools/list is answered — that list is the newest one
+// already — instead of one list_changed per entry; after it, every change
+// is announced, including one that lands while the list is answered.
+func TestNoListChangedBeforeTheFirstList(t *testing.T) {
+	t.Parallel()
+	// On synctest's clock, so that Wait says when the gateway has dealt
+	// with each change (announced it or not) before the client lists.
+	synctest.Test(t, func(t *testing.T) {
+		settle := make(chan struct{})
+		r := newRig(t, Options{Settle: func(ctx context.Context) error {
+			select {
+			case <-settle:
+			case <-ctx.Done():
+			}
+			return nil
+		}})
+		c := r.stdioClient()
+		c.initialize()
+		// Three entries come up while the client waits for its first list.
+		for _, name := range []string{"one", "two", "three"} {
+			r.registerNoWait(text(name, name))
+			time.Sleep(2 * DefaultCoalesce) // the gateway's window, on the bubble's clock
+			synctest.Wait()
+			if !r.gw.servedNames()[name] {
+				t.Fatalf("%s is not served", name)
+			}
+		}
+		id := c.request("tools/list", nil)
+		synctest.Wait()
+		close(settle)
+		m := c.nextResponse()
+		if string(m.ID) != fmt.Sprint(id) || !strings.Contains(m.raw, `"three"`) {
+			t.Fatalf("the first tools/list: %s", m.raw)
+		}
+		synctest.Wait()
+		c.mu.Lock()
+		early := len(c.notes) + len(c.msgs)
+		c.mu.Unlock()
+		if early > 0 {
+			t.Fatalf("%d list_changed before the first tools/list was answered", early)
+		}
+		// From now on every change is news.
+		r.registerNoWait(text("four", "4"))
+		if n := c.takeNote(); n.Method != "notifications/tools/list_changed" {
+			t.Fatalf("want list_changed, got %s", n.raw)
+		}
+		if got := names(c.list()); got != "four one three two" {
+			t.Fatalf("after the change: %q", got)
+		}
+	})
+}
+
 // list_changed reaches every session within 50 ms of a registry change
 // (docs/rfc/0005-gateway.md), and a burst of changes inside the window is
 // one notification. Measured on synctest's clock, where the gateway's own
@@ -256,6 +310,8 @@ func TestListChangedWithin50ms(t *testing.T) {
 				a, b := r.stdioClient(), r.stdioClient()
 				a.initialize()
 				b.initialize()
+				a.list()
+				b.list()
 				synctest.Wait()
 
 				start := time.Now()
@@ -572,5 +628,61 @@ func TestEOFFinishesTheCallsInFlight(t *testing.T) {
 	}
 	if err := c.close(); err != nil {
 		t.Fatalf("ServeStdio: %v", err)
+	}
+}
+
+// Annotations reach the client: a native tool's own, a bridged tool's as
+// its server listed them (TestServedListIsTheRegistry), and in meta mode
+// search_tools and describe_tool are read-only, call_tool is not (it may
+// call anything).
+func TestAnnotations(t *testing.T) {
+	t.Parallel()
+	yes, no := true, false
+	native := text("native", "n")
+	native.Annotations = tools.ReadOnly()
+	writer := text("writer", "w")
+	writer.Annotations = &tools.Annotations{Title: "Writer", ReadOnly: &no, Destructive: &no, Idempotent: &yes}
+	r := newRig(t, Options{})
+	r.register(native, writer, text("plain", "p"))
+	c := r.stdioClient()
+	c.initialize()
+	got := map[string]string{}
+	for _, tool := range c.list() {
+		got[tool.Name] = string(tool.Annotations)
+	}
+	for name, want := range map[string]string{
+		"native": `{"readOnlyHint":true,"openWorldHint":false}`,
+		"writer": `{"title":"Writer","readOnlyHint":false,"destructiveHint":false,"idempotentHint":true}`,
+		"plain":  `{}`,
+	} {
+		if got[name] != want {
+			t.Errorf("%s: annotations %s, want %s", name, got[name], want)
+		}
+	}
+
+	// Annotations alone changing change what a client sees: a new hash,
+	// so a list_changed.
+	before := hashTools([]tools.Tool{text("x", "x")})
+	marked := text("x", "x")
+	marked.Annotations = tools.ReadOnly()
+	if hashTools([]tools.Tool{marked}) == before {
+		t.Error("the served list's hash ignores annotations")
+	}
+
+	m := newRig(t, Options{Mode: ModeMeta})
+	mc := m.stdioClient()
+	mc.initialize()
+	meta := map[string]string{}
+	for _, tool := range mc.list() {
+		meta[tool.Name] = string(tool.Annotations)
+	}
+	for name, want := range map[string]string{
+		SearchTools:  `{"readOnlyHint":true,"openWorldHint":false}`,
+		DescribeTool: `{"readOnlyHint":true,"openWorldHint":false}`,
+		CallTool:     `{}`,
+	} {
+		if meta[name] != want {
+			t.Errorf("meta %s: annotations %s, want %s", name, meta[name], want)
+		}
 	}
 }

@@ -72,7 +72,9 @@ const (
 // header when a browser sent one; the Bearer token, compared in constant
 // time; the chain of harnesses the request came through (package loop);
 // and the body size. Each refusal is an HTTP error with a JSON-RPC
-// error body that says why.
+// error body that says why. The paths where a client that got a 401 looks
+// for OAuth (its metadata, /register…) answer 404 with an OAuth error
+// body that says the gateway takes a Bearer token instead.
 func (g *Gateway) HTTPHandler(o HTTPOptions) *HTTPHandler {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = MaxMessageBytes
@@ -130,7 +132,7 @@ func (h *HTTPHandler) Shutdown(ctx context.Context) error {
 }
 
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != Path {
+	if r.URL.Path != Path && !oauthPath(r.URL.Path) {
 		refuse(w, http.StatusNotFound, fmt.Sprintf("no MCP endpoint at %s: the gateway serves %s", r.URL.Path, Path))
 		return
 	}
@@ -142,14 +144,18 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusForbidden, fmt.Sprintf("Origin %q is not accepted: a web page may not drive the gateway (allowed origins are loopback and the --allow-host names)", o))
 		return
 	}
+	if oauthPath(r.URL.Path) {
+		noOAuth(w)
+		return
+	}
 	if want := h.token.Load(); want != nil {
 		got, ok := bearer(r.Header.Get("Authorization"))
 		sum := sha256.Sum256([]byte(got))
 		if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="harness"`)
-			msg := "a Bearer token is required: send \"Authorization: Bearer <token>\""
+			msg := "a Bearer token is required: " + bearerOnly
 			if ok {
-				msg = "the Bearer token is wrong"
+				msg = "the Bearer token is wrong: " + bearerOnly
 			}
 			refuse(w, http.StatusUnauthorized, msg)
 			return
@@ -213,6 +219,41 @@ func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, 
 	return body, 0, nil
 }
 
+// bearerOnly is what the gateway says to a client that tries OAuth, or sends
+// no token or a wrong one.
+const bearerOnly = "this gateway takes \"Authorization: Bearer <token>\", with the token it was started with (harness serve --token or $HARNESS_TOKEN; token: of an mcp-server entry); it offers no OAuth"
+
+// oauthPath reports whether path is one a client looks for OAuth at after
+// a 401: the metadata of RFC 9728 (protected resource) and RFC 8414 /
+// OpenID Connect (authorization server), at the root or after the
+// endpoint's path, and the endpoints a 2025-03-26 client assumes at the
+// root when it finds no metadata (registration, authorization, token).
+func oauthPath(path string) bool {
+	for _, p := range []string{"/.well-known/oauth-protected-resource", "/.well-known/oauth-authorization-server", "/.well-known/openid-configuration", Path + "/.well-known/openid-configuration"} {
+		if path == p || strings.HasPrefix(path, p+"/") {
+			return true
+		}
+	}
+	switch path {
+	case "/register", "/authorize", "/token":
+		return true
+	}
+	return false
+}
+
+// noOAuth answers an OAuth discovery or registration request: 404, with an
+// OAuth error body (RFC 6749 §5.2) whose description says what the gateway
+// takes instead — the text a client shows when its login fails ("Dynamic
+// Client Registration rejected (HTTP 404): …").
+func noOAuth(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now()) // unsupported by a test's recorder
+	w.Header().Set("Connection", "close")
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusNotFound)
+	writeJSON(w, map[string]string{"error": "invalid_request", "error_description": bearerOnly})
+}
+
 // refuse answers an HTTP error whose body is a JSON-RPC error: what MCP
 // clients show of a failed request. The connection closes after it, and
 // what is left of the request body is not waited for: net/http would read
@@ -224,8 +265,15 @@ func refuse(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Connection", "close")
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	b, _ := json.Marshal(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.INVALID_REQUEST, msg, nil))
-	w.Write(append(b, '\n'))
+	writeJSON(w, mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.INVALID_REQUEST, msg, nil))
+}
+
+// writeJSON writes v as one line of JSON, with <, > and & as they are: a
+// client shows the body as text ("Bearer <token>", not "\u003ctoken\u003e").
+func writeJSON(w io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
 }
 
 // bearer returns the token of an "Authorization: Bearer <token>" value.

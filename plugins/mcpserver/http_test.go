@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -115,6 +116,60 @@ func TestHTTPRefusals(t *testing.T) {
 	}
 	if status, got := post(t, locked.URL(), "", initializeBody, map[string]string{"Authorization": "Bearer another-token-value"}); status != 200 {
 		t.Fatalf("the new token: %d %s", status, got)
+	}
+}
+
+// A client that got the 401 tries OAuth: every path it looks at answers
+// 404 with an OAuth error whose description says the gateway takes a
+// Bearer token (the text the client shows), with or without a token set;
+// the 401 says the same; other paths stay the plain 404.
+func TestHTTPNoOAuth(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, Options{})
+	locked := r.serveHTTP(HTTPOptions{Token: "s3cret-token-value"}, "")
+	open := r.serveHTTP(HTTPOptions{}, "")
+	for _, srv := range []*HTTPServer{locked, open} {
+		for _, path := range []string{
+			"/.well-known/oauth-protected-resource",
+			"/.well-known/oauth-protected-resource/mcp",
+			"/.well-known/oauth-authorization-server",
+			"/.well-known/oauth-authorization-server/mcp",
+			"/.well-known/openid-configuration",
+			"/.well-known/openid-configuration/mcp",
+			"/mcp/.well-known/openid-configuration",
+			"/register",
+			"/authorize",
+			"/token",
+		} {
+			for _, method := range []string{http.MethodGet, http.MethodPost} {
+				req, _ := http.NewRequest(method, "http://"+srv.Addr().String()+path, strings.NewReader(`{"redirect_uris":["http://localhost/cb"]}`))
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				var body struct {
+					Error       string `json:"error"`
+					Description string `json:"error_description"`
+				}
+				if resp.StatusCode != http.StatusNotFound || json.Unmarshal(b, &body) != nil || body.Error != "invalid_request" ||
+					!strings.Contains(body.Description, `this gateway takes "Authorization: Bearer <token>"`) || !strings.Contains(body.Description, "it offers no OAuth") {
+					t.Errorf("%s %s: HTTP %d %s", method, path, resp.StatusCode, b)
+				}
+				if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+					t.Errorf("%s %s: Content-Type %q", method, path, ct)
+				}
+			}
+		}
+	}
+	status, got := post(t, locked.URL(), "", initializeBody, nil)
+	if msg := refusal(t, got); status != 401 || !strings.Contains(msg, `a Bearer token is required: this gateway takes "Authorization: Bearer <token>"`) || !strings.Contains(msg, "HARNESS_TOKEN") {
+		t.Errorf("the 401: %d %s", status, got)
+	}
+	if status, got := post(t, "http://"+open.Addr().String()+"/.well-known/other", "", "", nil); status != 404 || !strings.Contains(refusal(t, got), "no MCP endpoint at /.well-known/other") {
+		t.Errorf("another well-known path: %d %s", status, got)
 	}
 }
 

@@ -56,13 +56,19 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	base, cancelAll := context.WithCancelCause(g.mcp.WithContext(ctx, sess))
 	defer cancelAll(nil)
 	c.base = base
-	// Notifications (list_changed) are written as they come.
+	// Notifications (list_changed) are written as they come — but for a
+	// list_changed before the client's first tools/list was answered: what
+	// it lists then is the newest list already, and a client that connects
+	// while the entries start would get one per entry.
 	notesDone := make(chan struct{})
 	go func() {
 		defer close(notesDone)
 		for {
 			select {
 			case n := <-sess.notes:
+				if n.Method == mcp.MethodNotificationToolsListChanged && !sess.listed.Load() {
+					continue
+				}
 				c.send(mustEncode(n))
 			case <-c.quit:
 				return
@@ -120,6 +126,9 @@ type stdioSession struct {
 	id          string
 	notes       chan mcp.JSONRPCNotification
 	initialized atomic.Bool
+	// listed is set when the client's first tools/list takes its
+	// snapshot: a change after it is announced, one before it is not.
+	listed atomic.Bool
 
 	mu    sync.Mutex
 	level mcp.LoggingLevel // "": the client never asked for log messages

@@ -66,11 +66,45 @@ type Tool struct {
 	// Name, Description and Parameters above are what counts; nil for
 	// native tools.
 	Definition json.RawMessage
+	// Annotations are what a native tool tells MCP clients about itself
+	// (the gateway serves them): whether it only reads, may destroy, can
+	// be called twice to the same effect, reaches outside the harness.
+	// Clients act on them — Codex runs a tool marked read-only without
+	// asking. Nil says nothing (MCP's defaults: it may write and destroy).
+	// A bridged tool's server's annotations are in Definition instead.
+	Annotations *Annotations
 	// AlwaysLoad asks an agent in tool search mode to send this tool with
 	// every request, as it sends the tools its own alwaysLoad patterns
 	// name, instead of waiting for search_tools to find it (an MCP entry's
 	// alwaysLoad: true sets it on every tool of its server).
 	AlwaysLoad bool
+}
+
+// Annotations are MCP's tool annotations (the schema's ToolAnnotations):
+// hints, which a client may trust or not. A nil hint is not sent, and the
+// client assumes MCP's default, given with each.
+type Annotations struct {
+	// Title is a name for people.
+	Title string `json:"title,omitempty"`
+	// ReadOnly: the tool changes nothing (default false).
+	ReadOnly *bool `json:"readOnlyHint,omitempty"`
+	// Destructive: what it changes, it may destroy (default true; only
+	// meaningful when not read-only).
+	Destructive *bool `json:"destructiveHint,omitempty"`
+	// Idempotent: calling it again with the same arguments does nothing
+	// more (default false; only meaningful when not read-only).
+	Idempotent *bool `json:"idempotentHint,omitempty"`
+	// OpenWorld: it reaches outside the harness, to the network or other
+	// systems (default true).
+	OpenWorld *bool `json:"openWorldHint,omitempty"`
+}
+
+// ReadOnly is the annotation of a tool that only reads and reaches
+// nothing outside the harness (echo, clock): every client may run it
+// without asking.
+func ReadOnly() *Annotations {
+	yes, no := true, false
+	return &Annotations{ReadOnly: &yes, OpenWorld: &no}
 }
 
 // emptyParameters is the schema of a tool that declares none.

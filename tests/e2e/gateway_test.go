@@ -110,17 +110,18 @@ func raceEnv() map[string]string {
 }
 
 // The README's snippets work: the JSON one (Claude Code's .mcp.json, and
-// Cursor's mcp.json) through the TypeScript SDK's client, the TOML one
-// (Codex) says the same.
+// Cursor's, VS Code's and Gemini CLI's files) through the TypeScript SDK's
+// client, the TOML one (Codex) says the same.
 func TestReadmeGatewaySnippets(t *testing.T) {
 	t.Parallel()
 	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(readme), "## Use the harness from Claude Code, Codex or Cursor")
+	const heading = "## Use the harness from Claude Code, Codex, Cursor, VS Code or Gemini CLI"
+	_, section, ok := strings.Cut(string(readme), heading)
 	if !ok {
-		t.Fatal("README has no section \"Use the harness from Claude Code, Codex or Cursor\"")
+		t.Fatalf("README has no section %q", heading)
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
 	blocks := regexp.MustCompile("(?s)```(json|toml)\n(.*?)```").FindAllStringSubmatch(section, -1)
@@ -135,21 +136,25 @@ func TestReadmeGatewaySnippets(t *testing.T) {
 		case "json":
 			var cfg struct {
 				MCPServers map[string]server `json:"mcpServers"`
+				Servers    map[string]server `json:"servers"` // VS Code's key
 			}
 			if err := json.Unmarshal([]byte(b[2]), &cfg); err != nil {
 				t.Fatalf("a JSON snippet of the README does not parse: %v\n%s", err, b[2])
 			}
 			s, ok := cfg.MCPServers["harness"]
+			if vs, vok := cfg.Servers["harness"]; vok && !ok {
+				s, ok = vs, true
+			}
 			if !ok {
-				t.Fatalf("a JSON snippet has no mcpServers.harness:\n%s", b[2])
+				t.Fatalf("a JSON snippet has no mcpServers.harness (or VS Code's servers.harness):\n%s", b[2])
 			}
 			jsonServers = append(jsonServers, s)
 		case "toml":
 			toml = append(toml, b[2])
 		}
 	}
-	if len(jsonServers) < 2 || len(toml) < 1 {
-		t.Fatalf("want JSON snippets for Claude Code and Cursor and a TOML one for Codex; found %d JSON, %d TOML", len(jsonServers), len(toml))
+	if len(jsonServers) < 4 || len(toml) < 1 {
+		t.Fatalf("want JSON snippets for Claude Code, Cursor, VS Code and Gemini CLI and a TOML one for Codex; found %d JSON, %d TOML", len(jsonServers), len(toml))
 	}
 	want := jsonServers[0]
 	for _, s := range jsonServers[1:] {
@@ -492,5 +497,74 @@ func TestOneShotCommandsIgnoreMcpServerEntries(t *testing.T) {
 	expectCode(t, r, 0)
 	if got := toolNames(lines(r.stdout)); !slices.Equal(got, []string{"clock", "echo"}) {
 		t.Fatalf("tools %q\n%s", got, r)
+	}
+}
+
+// What a real client acts on, through the TypeScript SDK's client: tool
+// annotations (a native tool's own, a bridged tool's as its server listed
+// them, meta mode's read-only search_tools and describe_tool), and, for a
+// client that answers the 401 by trying OAuth, the gateway's 404s that say
+// it takes a Bearer token.
+func TestGatewayAnnotationsAndNoOAuth(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := writeConfig(t, dir, "- id: echo\n  name: echo\n"+stdioEntry("demo", "mcp-client", "demo", harnessBin, "mcp-demo"))
+	srv := serveHTTP(t, runConfig{dir: dir, env: []string{"HARNESS_TOKEN=e2e-gateway-token"}}, "-c", file)
+
+	// OAuth: discovery finds nothing, registration is refused, and the
+	// error the client reports says what to send instead.
+	ts := startTS(t)
+	m := ts.do(map[string]any{"op": "connect", "url": srv.url, "oauth": true})
+	if e := fmt.Sprint(m["error"]); !strings.Contains(e, `this gateway takes "Authorization: Bearer <token>"`) || !strings.Contains(e, "it offers no OAuth") {
+		t.Fatalf("a client that tries OAuth: %v", m)
+	}
+	// Without OAuth, the 401's body says the same.
+	ts = startTS(t)
+	// (The SDK shows the body as it came: JSON, its quotes escaped.)
+	if m := ts.do(map[string]any{"op": "connect", "url": srv.url}); !strings.Contains(fmt.Sprint(m["error"]), `a Bearer token is required: this gateway takes \"Authorization: Bearer <token>\"`) {
+		t.Fatalf("connect without the token: %v", m)
+	}
+
+	ts = startTS(t)
+	ts.mustDo(map[string]any{"op": "connect", "url": srv.url, "headers": map[string]string{"Authorization": "Bearer e2e-gateway-token"}})
+	annotations := func(ts *tsClient) map[string]map[string]any {
+		out := map[string]map[string]any{}
+		for _, tool := range ts.mustDo(map[string]any{"op": "list"})["tools"].([]any) {
+			tm := tool.(map[string]any)
+			a, _ := tm["annotations"].(map[string]any)
+			out[tm["name"].(string)] = a
+		}
+		return out
+	}
+	got := annotations(ts)
+	for name, want := range map[string]map[string]any{
+		"echo":            {"readOnlyHint": true, "openWorldHint": false},
+		"clock":           {"readOnlyHint": true, "openWorldHint": false},
+		"mcp__demo__calc": {"title": "Calculator", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false},
+		"mcp__demo__uuid": {"readOnlyHint": true},
+		"mcp__demo__now":  {"readOnlyHint": true},
+	} {
+		a, ok := got[name]
+		if !ok {
+			t.Errorf("%s is not served (tools: %v)", name, got)
+			continue
+		}
+		for k, v := range want {
+			if a[k] != v {
+				t.Errorf("%s: annotations %v, want %s = %v", name, a, k, v)
+			}
+		}
+	}
+
+	meta := startTS(t)
+	meta.mustDo(map[string]any{"op": "connect", "command": harnessBin, "args": []string{"serve", "--tools", "meta", "-c", file}, "cwd": dir, "env": raceEnv()})
+	mg := annotations(meta)
+	for _, name := range []string{"search_tools", "describe_tool"} {
+		if mg[name]["readOnlyHint"] != true {
+			t.Errorf("meta %s: annotations %v, want readOnlyHint", name, mg[name])
+		}
+	}
+	if mg["call_tool"]["readOnlyHint"] == true {
+		t.Errorf("meta call_tool is marked read-only: %v", mg["call_tool"])
 	}
 }

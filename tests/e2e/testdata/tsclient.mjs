@@ -10,6 +10,10 @@
 //       → {"serverInfo":{…},"capabilities":{…}}
 //       "elicit":{"action":…,"content":{…}} declares elicitation and
 //       answers every elicitation/create so (they are recorded)
+//       "oauth":true gives the transport an OAuth client that has no
+//       token: a 401 makes the SDK look for OAuth (discovery, then dynamic
+//       client registration) as Claude Code and Codex do; the error is
+//       what it found
 //   {"op":"list"}                          → {"tools":[…]}
 //   {"op":"call","name":N,"arguments":{…}} → {"result":{…}}
 //       "timeoutMs":T gives up after T ms (the SDK tells the server:
@@ -52,6 +56,26 @@ function changed() {
   waiters = still;
 }
 
+// noTokenYet is an OAuth client provider with no token and no registered
+// client: on a 401 the SDK discovers the server's OAuth metadata and
+// registers a client, and would then send a browser to log in.
+function noTokenYet() {
+  const redirect = "http://127.0.0.1:9/callback";
+  return {
+    get redirectUrl() { return redirect; },
+    get clientMetadata() {
+      return { client_name: "gateway-e2e-ts", redirect_uris: [redirect], grant_types: ["authorization_code"], response_types: ["code"], token_endpoint_auth_method: "none" };
+    },
+    clientInformation: () => undefined,
+    saveClientInformation: () => {},
+    tokens: () => undefined,
+    saveTokens: () => {},
+    redirectToAuthorization: () => { throw new Error("the test opens no browser"); },
+    saveCodeVerifier: () => {},
+    codeVerifier: () => "",
+  };
+}
+
 async function handle(cmd) {
   switch (cmd.op) {
     case "connect": {
@@ -65,7 +89,10 @@ async function handle(cmd) {
         });
       }
       const transport = cmd.url
-        ? new StreamableHTTPClientTransport(new URL(cmd.url), { requestInit: { headers: cmd.headers ?? {} } })
+        ? new StreamableHTTPClientTransport(new URL(cmd.url), {
+            requestInit: { headers: cmd.headers ?? {} },
+            authProvider: cmd.oauth ? noTokenYet() : undefined,
+          })
         : new StdioClientTransport({
             command: cmd.command,
             args: cmd.args ?? [],
