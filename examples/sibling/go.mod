@@ -5,6 +5,7 @@ go 1.26.0
 require github.com/harness-go/harness v0.0.0
 
 require (
+	github.com/BurntSushi/toml v1.6.0 // indirect
 	github.com/ergochat/readline v0.1.3 // indirect
 	github.com/fsnotify/fsnotify v1.10.1 // indirect
 	github.com/google/jsonschema-go v0.4.2 // indirect

@@ -25,7 +25,7 @@ func TestExampleModuleAddsItsOwnKind(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	if err := proctest.GoBuild(ctx, filepath.Join(repoRoot, "examples", "sibling"), append(args, "-o", bin, ".")); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v\n(a dependency the harness gained needs `go mod tidy` in examples/sibling too)", err)
 	}
 	dir := t.TempDir()
 	writeConfig(t, dir, "- {id: hello, name: greet, config: {greeting: Hi}}\n- {id: echo, name: echo}\n")
