@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/harness-go/harness/host"
@@ -246,3 +247,38 @@ func withSignals(ctx context.Context, signals <-chan os.Signal) (context.Context
 }
 
 var errInterrupted = errors.New("interrupted")
+
+// follow keeps a long-running command (serve, web) in step with its
+// configuration file and its signals until ctx ends: an edit of the file
+// reloads (host.Watcher), SIGHUP reloads at once, any other signal cancels
+// ctx with errInterrupted. The function it returns cancels ctx and waits
+// for the watcher to stop.
+func (hs *harness) follow(ctx context.Context, cancel context.CancelCauseFunc, config string, signals <-chan os.Signal) (stop func()) {
+	watcher := host.NewWatcher(hs.host, config, host.WatcherOptions{Logger: hs.log})
+	watchDone := make(chan struct{})
+	go func() {
+		defer close(watchDone)
+		if err := watcher.Run(ctx); err != nil {
+			hs.log.Warn("not watching the configuration", "err", err)
+		}
+	}()
+	go func() {
+		for {
+			select {
+			case s, ok := <-signals:
+				if !ok {
+					return
+				}
+				if s == syscall.SIGHUP {
+					watcher.Reload()
+					continue
+				}
+				cancel(fmt.Errorf("%w: %s", errInterrupted, s))
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return func() { cancel(nil); <-watchDone }
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"syscall"
 
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/internal/loop"
@@ -115,33 +114,7 @@ func serve(ctx context.Context, o *options, env Env) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 
-	watcher := host.NewWatcher(hs.host, o.config, host.WatcherOptions{Logger: hs.log})
-	watchDone := make(chan struct{})
-	go func() {
-		defer close(watchDone)
-		if err := watcher.Run(ctx); err != nil {
-			hs.log.Warn("not watching the configuration", "err", err)
-		}
-	}()
-	defer func() { cancel(nil); <-watchDone }()
-	go func() {
-		for {
-			select {
-			case s, ok := <-env.Signals:
-				if !ok {
-					return
-				}
-				if s == syscall.SIGHUP {
-					watcher.Reload()
-					continue
-				}
-				cancel(fmt.Errorf("%w: %s", errInterrupted, s))
-				return
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
+	defer hs.follow(ctx, cancel, o.config, env.Signals)()
 
 	runDone := make(chan struct{})
 	go func() { defer close(runDone); _ = gw.Run(ctx) }()

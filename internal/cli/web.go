@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"syscall"
 
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/plugins/web"
@@ -116,33 +115,7 @@ func serveWeb(ctx context.Context, o *options, env Env) error {
 		return err
 	}
 
-	watcher := host.NewWatcher(hs.host, o.config, host.WatcherOptions{Logger: hs.log})
-	watchDone := make(chan struct{})
-	go func() {
-		defer close(watchDone)
-		if err := watcher.Run(ctx); err != nil {
-			hs.log.Warn("not watching the configuration", "err", err)
-		}
-	}()
-	defer func() { cancel(nil); <-watchDone }()
-	go func() {
-		for {
-			select {
-			case s, ok := <-env.Signals:
-				if !ok {
-					return
-				}
-				if s == syscall.SIGHUP {
-					watcher.Reload()
-					continue
-				}
-				cancel(fmt.Errorf("%w: %s", errInterrupted, s))
-				return
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
+	defer hs.follow(ctx, cancel, o.config, env.Signals)()
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve() }()
