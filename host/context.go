@@ -151,12 +151,25 @@ func (c *Context) Fail(err error) {
 // Reconnecting reports that the instance, once ready, lost what it serves
 // from (its server's connection) and is getting it back; err says why. The
 // entry shows state reconnecting; what the instance registered stays.
-// Reconnecting(nil) reports that it is back (state ready). Neither blocks;
+// Reconnecting(nil) reports that it is back (state ready), also from
+// needs-login (see [Context.NeedsLogin]). Neither blocks;
 // both may be called from any goroutine and are ignored when the entry is
 // not ready or reconnecting, or the instance no longer serves it.
 func (c *Context) Reconnecting(err error) {
 	h, inst := c.host, c.inst
 	h.post(func() { h.reconnecting(inst, err) })
+}
+
+// NeedsLogin reports that the instance, once started, cannot serve until a
+// person logs in (its server's refresh token was refused, say); err says
+// why and what to run. The entry shows state needs-login, which counts as
+// settled; the instance keeps running, unregisters what it serves itself,
+// and calls Reconnecting(nil) once the login is there (state ready). A
+// fresh instance that needs a login from the start ends its initial work
+// with a [LoginNeeded] error instead. It never blocks.
+func (c *Context) NeedsLogin(err error) {
+	h, inst := c.host, c.inst
+	h.post(func() { h.needsLogin(inst, err) })
 }
 
 // Predecessor returns the plugin of the instance this one is to replace

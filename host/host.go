@@ -92,6 +92,7 @@ type instance struct {
 	begun    int
 	applying bool
 	pred     *instance // for a successor: the instance it is to replace
+	login    error     // its initial work ended needing a login (LoginNeeded)
 	unset    []Unset   // the !!js values left out of its configuration
 }
 
@@ -403,7 +404,7 @@ func (h *Host) load(f *File) (*Plan, error) {
 // (rule 11). It reports false when that cannot be done: nothing runs, the
 // configuration does not decode, or the plugin refuses.
 func (h *Host) reconfigure(e *entry, spec *Entry) bool {
-	if e == nil || e.inst == nil || (e.state != Ready && e.state != Reconnecting && e.state != Starting) {
+	if e == nil || e.inst == nil || (e.state != Ready && e.state != Reconnecting && e.state != Starting && e.state != NeedsLogin) {
 		return false
 	}
 	r, problems := spec.resolve(recording(h.env, h.secrets))
@@ -571,6 +572,8 @@ func (h *Host) setState(e *entry, s State, err error, missing []string) {
 		log.Info("entry failed", "err", err)
 	case s == Reconnecting:
 		log.Info("entry reconnecting", "err", err)
+	case s == NeedsLogin:
+		log.Info("entry needs a login", "err", err)
 	case s == Pending:
 		log.Info("entry pending", "missing", missing)
 	case s != prev:

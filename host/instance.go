@@ -137,11 +137,15 @@ func (h *Host) currentLocked(inst *instance) bool {
 // ready records that inst finished starting.
 func (h *Host) ready(inst *instance) {
 	e := inst.entry
+	st, err := Ready, error(nil)
+	if inst.login != nil {
+		st, err = NeedsLogin, fmt.Errorf("entry %q: %w", e.spec.ID, inst.login)
+	}
 	switch {
 	case e.next == inst:
-		h.promote(e)
+		h.promote(e, st, err)
 	case e.inst == inst && e.state == Starting:
-		h.setState(e, Ready, nil, nil)
+		h.setState(e, st, err, nil)
 	}
 }
 
@@ -163,7 +167,7 @@ func (h *Host) abort(inst *instance, err error) {
 
 // promote makes e's successor the instance that serves: it takes over from
 // its predecessor in one step, then the predecessor retires.
-func (h *Host) promote(e *entry) {
+func (h *Host) promote(e *entry, st State, stErr error) {
 	next, prev := e.next, e.inst
 	var pred Plugin
 	if prev != nil {
@@ -177,7 +181,7 @@ func (h *Host) promote(e *entry) {
 	e.inst, e.next, e.last, e.note = next, nil, next.plugin, nil
 	next.pred = nil // else every instance holds the one it replaced, back to boot
 	h.mu.Unlock()
-	h.setState(e, Ready, nil, nil)
+	h.setState(e, st, stErr, nil)
 	if prev != nil {
 		h.retire(prev)
 	}
@@ -409,9 +413,18 @@ func (h *Host) finish(inst *instance, step string, err error) {
 	}
 	ready := current && inst.begun == 0 && !inst.applying
 	h.mu.Unlock()
+	var login *LoginNeeded
 	switch {
 	case !current:
 		return // the instance is gone; its news is stale
+	case errors.As(err, &login):
+		// Settled, not failed: the instance stays, waiting for a login.
+		h.mu.Lock()
+		inst.login = login.Err
+		h.mu.Unlock()
+		if ready {
+			h.ready(inst)
+		}
 	case err != nil:
 		h.abort(inst, fmt.Errorf("entry %q: %s: %w", e.spec.ID, step, err))
 	case ready:
@@ -450,9 +463,19 @@ func (h *Host) reconnecting(inst *instance, err error) {
 	switch {
 	case err != nil && (e.state == Ready || e.state == Reconnecting):
 		h.setState(e, Reconnecting, fmt.Errorf("entry %q: %w", e.spec.ID, err), nil)
-	case err == nil && e.state == Reconnecting:
+	case err == nil && (e.state == Reconnecting || e.state == NeedsLogin):
 		h.setState(e, Ready, nil, nil)
 	}
+}
+
+// needsLogin records that an instance that started can no longer serve
+// until a person logs in (err says why, and what to run).
+func (h *Host) needsLogin(inst *instance, err error) {
+	e := inst.entry
+	if e.inst != inst || (e.state != Ready && e.state != Reconnecting && e.state != NeedsLogin) {
+		return
+	}
+	h.setState(e, NeedsLogin, fmt.Errorf("entry %q: %w", e.spec.ID, err), nil)
 }
 
 // fault receives a panic from a goroutine owned by some fiber and fails the

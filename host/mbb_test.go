@@ -581,3 +581,36 @@ func TestEditWhileReconnectingThatFails(t *testing.T) {
 		t.Fatalf("the old instance's tool still answers: %q", got)
 	}
 }
+
+// An instance whose initial work ends needing a login (LoginNeeded) settles
+// in state needs-login: not failed, not disposed; Reconnecting(nil) makes
+// it ready, NeedsLogin sends a ready one back. A successor that needs a
+// login takes over like a ready one, and the entry needs a login.
+func TestNeedsLoginState(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	fx.mustLoad(relayEntry("a", "v1", ", async: true"))
+	fx.rec.gate("a/v1") <- &host.LoginNeeded{Err: errors.New("run harness login a")}
+	e := fx.waitState("a", host.NeedsLogin)
+	if !e.Settled || e.Error != "run harness login a" || !host.AllSettled(fx.h.Snapshot()) {
+		t.Fatalf("needs-login: %+v", e)
+	}
+	fx.rec.mu.Lock()
+	r := fx.rec.relays["a/v1"]
+	fx.rec.mu.Unlock()
+	r.ctx.Reconnecting(nil)
+	fx.waitState("a", host.Ready)
+	r.ctx.NeedsLogin(errors.New("the refresh token was refused"))
+	if e := fx.waitState("a", host.NeedsLogin); e.Error != "the refresh token was refused" {
+		t.Fatalf("needs-login again: %+v", e)
+	}
+	r.ctx.Reconnecting(nil)
+	fx.waitState("a", host.Ready)
+
+	fx.mustLoad(relayEntry("a", "v2", ", async: true"))
+	fx.rec.gate("a/v2") <- &host.LoginNeeded{Err: errors.New("log in to v2")}
+	fx.waitFor("a dispose v1")
+	if e := fx.waitState("a", host.NeedsLogin); e.Error != "log in to v2" || e.Reloading {
+		t.Fatalf("successor needing a login: %+v", e)
+	}
+}

@@ -30,9 +30,23 @@ const (
 	// Stopped entries were removed from the file or the host closed; an
 	// entry in this state is gone from snapshots. Only events carry it.
 	Stopped
+	// NeedsLogin entries are applied but cannot serve until a person logs
+	// in (an MCP server that asks for OAuth): settled, not failed, with
+	// nothing registered; the error says which command logs in. The
+	// instance stays, and is ready once the login is there.
+	NeedsLogin
 )
 
-var stateNames = [...]string{"disabled", "pending", "starting", "ready", "reconnecting", "failed", "stopped"}
+var stateNames = [...]string{"disabled", "pending", "starting", "ready", "reconnecting", "failed", "stopped", "needs-login"}
+
+// LoginNeeded is an error an instance's initial work ends with (through
+// the done function of [Context.Begin]) when it cannot serve until a person
+// logs in: the entry settles in state needs-login instead of failing. Err
+// says why and what to run.
+type LoginNeeded struct{ Err error }
+
+func (e *LoginNeeded) Error() string { return e.Err.Error() }
+func (e *LoginNeeded) Unwrap() error { return e.Err }
 
 func (s State) String() string {
 	if int(s) < len(stateNames) {

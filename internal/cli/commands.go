@@ -173,6 +173,15 @@ func (hs *harness) waitForTool(ctx context.Context, name string) bool {
 func (hs *harness) unknownTool(name string) error {
 	msg := fmt.Sprintf("harness call: unknown tool %q", safe.Line(name))
 	snap := hs.host.Snapshot()
+	for _, e := range snap {
+		// Exit 1, not 2: the entry is settled, and the tool comes once
+		// someone logs in.
+		if c, ok := e.Details.(tools.Claimer); ok && e.State == host.NeedsLogin {
+			if who, mine := c.ClaimTool(name); who != "" && mine {
+				return exit(ExitFailure, "%s (entry %q, %s, needs a login: run `harness login %s`)", msg, e.ID, who, e.ID)
+			}
+		}
+	}
 	msg += claimHint(snap, name, hs.o.wait)
 	for _, e := range snap {
 		if !e.Settled {
@@ -254,7 +263,7 @@ func writeStatusText(w io.Writer, snap []host.EntryStatus, reg *tools.Registry) 
 	for _, e := range snap {
 		line := fmt.Sprintf("%s  %s  %s", safe.Line(e.ID), safe.Line(e.Plugin), e.State)
 		switch {
-		case e.State == host.Failed, e.State == host.Reconnecting:
+		case e.State == host.Failed, e.State == host.Reconnecting, e.State == host.NeedsLogin:
 			line += ": " + safe.Line(e.Error)
 		case e.Reloading:
 			line += " (reloading: the new instance is starting)"

@@ -145,6 +145,8 @@ func (r *reporter) describe(ev host.Event) string {
 		return fmt.Sprintf("%s ready%s", ev.Entry, r.toolCount(ev.Entry))
 	case host.Reconnecting:
 		return fmt.Sprintf("%s reconnecting: %s", ev.Entry, safe.Text(ev.Reason()))
+	case host.NeedsLogin:
+		return fmt.Sprintf("%s needs a login: run `harness login %s` (%s)", ev.Entry, ev.Entry, safe.Text(ev.Reason()))
 	case host.Failed:
 		return fmt.Sprintf("%s failed: %s", ev.Entry, safe.Text(ev.Reason()))
 	case host.Pending:

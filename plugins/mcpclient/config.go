@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"regexp"
 	"sort"
@@ -69,6 +70,10 @@ type Config struct {
 	URL string `yaml:"url" json:"url,omitempty" secret:"url" desc:"streamable-http: the server's endpoint."`
 	// Headers are sent with every request.
 	Headers map[string]string `yaml:"headers" json:"-" secret:"headers" desc:"streamable-http: headers sent with every request (e.g. Authorization)."`
+	// OAuth is how the entry logs in to a server that asks for OAuth
+	// (oauth.go): absent, on when a 401 carries OAuth metadata; false,
+	// off.
+	OAuth OAuth `yaml:"oauth" json:"oauth,omitzero" desc:"streamable-http: OAuth login (harness login ID): false turns it off; a mapping of clientId, clientSecret, clientMetadataUrl, scopes, callbackPort, authServerMetadataUrl; absent: on when the server's 401 carries OAuth metadata."`
 
 	// ToolCallTimeoutMs bounds one tools/call (default 60000).
 	ToolCallTimeoutMs int `yaml:"toolCallTimeoutMs" json:"toolCallTimeoutMs" desc:"Timeout of one tool call in milliseconds (default 60000)."`
@@ -96,6 +101,10 @@ type Config struct {
 	// AlwaysLoad marks every tool of the server so that an agent in tool
 	// search mode sends it with every request (tools.Tool.AlwaysLoad).
 	AlwaysLoad bool `yaml:"alwaysLoad" json:"alwaysLoad,omitempty" desc:"An agent in tool search mode always sends this server's tools, instead of waiting for search_tools to find them (default false)."`
+
+	// wrap, when set, wraps the HTTP client's transport (the entry's OAuth,
+	// set per connection by the supervisor).
+	wrap func(http.RoundTripper) http.RoundTripper
 }
 
 // Reconnect is the reconnect policy of one server: after a loss, attempt n
@@ -158,6 +167,9 @@ func (c *Config) Validate() error {
 
 	switch c.Transport {
 	case TransportStdio:
+		if c.OAuth.Set {
+			bad("oauth", "is only for transport %q", TransportHTTP)
+		}
 		if c.Command == "" {
 			bad("command", "is required for transport %q", TransportStdio)
 		}
@@ -182,6 +194,7 @@ func (c *Config) Validate() error {
 			}
 		}
 		misplaced(stdioOnly, TransportStdio)
+		c.OAuth.validate(c, bad)
 	case "":
 		bad("transport", "is required: %q or %q", TransportStdio, TransportHTTP)
 	default:

@@ -19,7 +19,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/harness-go/harness/host/secret"
+	"github.com/harness-go/harness/internal/oauth"
 	"github.com/harness-go/harness/internal/origin"
+	"github.com/harness-go/harness/internal/safe"
 )
 
 // Bounds of the Streamable HTTP framing.
@@ -52,10 +54,15 @@ type HTTPStatusError struct {
 	Method string // the JSON-RPC method of the request, or the HTTP method
 	Status int
 	Page   string
+	// Challenge is the WWW-Authenticate header of a 401 or 403 (escaped).
+	Challenge string
 }
 
 func (e *HTTPStatusError) Error() string {
 	msg := fmt.Sprintf("%s: HTTP %d %s", e.Method, e.Status, http.StatusText(e.Status))
+	if e.Challenge != "" {
+		msg += " (WWW-Authenticate: " + e.Challenge + ")"
+	}
 	if p := strings.TrimSpace(e.Page); p != "" {
 		msg += ": " + p
 	}
@@ -266,7 +273,7 @@ func (f *httpFraming) Write(ctx context.Context, m *outMsg) error {
 	case resp.StatusCode >= 300:
 		defer resp.Body.Close()
 		page, _ := io.ReadAll(&clippedBody{ReadCloser: resp.Body, max: errorPageBytes, secrets: f.secrets})
-		return &HTTPStatusError{Method: label, Status: resp.StatusCode, Page: string(page)}
+		return &HTTPStatusError{Method: label, Status: resp.StatusCode, Page: string(page), Challenge: challengeOf(resp, f.secrets)}
 	default:
 		// 202 for a notification or a response; anything else with no
 		// JSON-RPC in it answers nothing.
@@ -289,6 +296,13 @@ func (f *httpFraming) transportError(ctx context.Context, what string, err error
 		return err
 	case errors.As(err, &redirect):
 		return err // an answer of a kind: the server points elsewhere
+	case errors.Is(err, oauth.ErrNoLogin):
+		// The server wants a login nobody can make now: the request fails
+		// saying so, and the connection ends (the supervisor waits for a
+		// login).
+		err = unwrapURL(err)
+		f.fail(&ConnectionLostError{Reason: err.Error(), Err: err})
+		return &notSentError{err}
 	}
 	lost := &ConnectionLostError{Reason: fmt.Sprintf("%s %s: %v", what, safeURL(f.url), unwrapURL(err))}
 	f.fail(lost)
@@ -333,7 +347,7 @@ func (f *httpFraming) readJSON(resp *http.Response, m *outMsg, via, label string
 		}
 		page := f.secrets.Clip(string(body), errorPageBytes)
 		if resp.StatusCode >= 300 {
-			return &HTTPStatusError{Method: label, Status: resp.StatusCode, Page: page}
+			return &HTTPStatusError{Method: label, Status: resp.StatusCode, Page: page, Challenge: challengeOf(resp, f.secrets)}
 		}
 		return fmt.Errorf("%s: the server's answer is not JSON-RPC: %s", label, page)
 	}
@@ -650,6 +664,15 @@ func (f *httpFraming) Close() error {
 	return nil
 }
 
+// challengeOf is the WWW-Authenticate header of a 401 or 403, escaped and
+// redacted, clipped.
+func challengeOf(resp *http.Response, secrets *secret.Set) string {
+	if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
+		return ""
+	}
+	return secrets.Clip(safe.Line(strings.Join(resp.Header.Values("WWW-Authenticate"), ", ")), errorPageBytes)
+}
+
 // safeURL is the endpoint without its credentials, for messages.
 func safeURL(raw string) string {
 	if u, err := url.Parse(raw); err == nil {
@@ -664,8 +687,12 @@ func safeURL(raw string) string {
 // set on every request) to wherever a redirect points.
 func httpClient(cfg *Config, secrets *secret.Set) *http.Client {
 	rt := http.DefaultTransport.(*http.Transport).Clone() // a pool of its own: a restart never meets a stale one
+	var next http.RoundTripper = &headerTransport{next: rt, headers: cfg.Headers}
+	if cfg.wrap != nil {
+		next = cfg.wrap(next)
+	}
 	return &http.Client{
-		Transport:     &headerTransport{next: rt, headers: cfg.Headers},
+		Transport:     next,
 		CheckRedirect: origin.SameOnly("the configured headers are"),
 	}
 }

@@ -175,6 +175,9 @@ func (p *Plugin) Apply(ctx *host.Context) error {
 			return err
 		}
 	}
+	if s.auth, err = newEntryAuth(ctx, &cfg); err != nil {
+		return fmt.Errorf("mcp-client(%s): %w", cfg.ServerName, err)
+	}
 	if cfg.Transport == TransportStdio {
 		if s.spawn, err = spawnerOf(ctx); err != nil {
 			return fmt.Errorf("mcp-client(%s): %w", cfg.ServerName, err)

@@ -169,9 +169,13 @@ func (p *process) exitReason(fallback string) error {
 }
 
 // ConnectionLostError says why a server connection ended.
-type ConnectionLostError struct{ Reason string }
+type ConnectionLostError struct {
+	Reason string
+	Err    error // what ended it, when it is more than the reason (a login needed)
+}
 
 func (e *ConnectionLostError) Error() string { return "connection lost: " + e.Reason }
+func (e *ConnectionLostError) Unwrap() error { return e.Err }
 
 func describeExit(err error) string {
 	var ee *exec.ExitError

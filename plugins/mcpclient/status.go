@@ -74,6 +74,9 @@ type Status struct {
 	MaxAttempts int        `json:"maxAttempts,omitempty"`
 	NextTry     *time.Time `json:"nextTry,omitempty"`
 	LastError   string     `json:"lastError,omitempty"`
+
+	// OAuth is the login of an entry that uses OAuth (nil: none).
+	OAuth *OAuthStatus `json:"oauth,omitempty"`
 }
 
 // Server is what a server says about itself.
@@ -122,8 +125,52 @@ func (p *Plugin) Status() any {
 	}
 	if s != nil {
 		s.status(st, red)
+		if st.OAuth = s.auth.status(cfg, st.Phase == phaseNeedsLogin.String()); st.OAuth != nil {
+			st.OAuth.LastRefreshError = red.Redact(st.OAuth.LastRefreshError)
+			st.OAuth.Note = red.Redact(st.OAuth.Note)
+		}
 	}
 	return st
+}
+
+// oauthLine shows the login of an OAuth entry.
+func (s *Status) oauthLine() string {
+	o := s.OAuth
+	if !o.LoggedIn {
+		line := "oauth: not logged in"
+		if o.Issuer != "" {
+			line += " (issuer " + safe.Line(o.Issuer) + ")"
+		}
+		if o.LastRefreshError != "" {
+			line += "; last refresh error: " + safe.Line(o.LastRefreshError)
+		}
+		if o.Note != "" {
+			line += "; " + safe.Line(o.Note)
+		}
+		return line
+	}
+	line := "oauth: logged in at " + safe.Line(o.Issuer)
+	if len(o.Scopes) > 0 {
+		line += ", scopes " + safe.Line(strings.Join(o.Scopes, " "))
+	}
+	switch {
+	case o.Expiry == nil:
+		line += ", the token does not expire"
+	case o.Expiry.Before(time.Now()):
+		line += ", the token expired at " + o.Expiry.Local().Format(time.DateTime)
+	default:
+		line += ", the token expires at " + o.Expiry.Local().Format(time.DateTime)
+	}
+	if o.Refreshable {
+		line += " (refreshable)"
+	}
+	if o.LastRefreshError != "" {
+		line += "; last refresh error: " + safe.Line(o.LastRefreshError)
+	}
+	if o.Note != "" {
+		line += "; " + safe.Line(o.Note)
+	}
+	return line
 }
 
 // settingsLine shows the live settings (Live), as the instance uses them
@@ -174,6 +221,9 @@ func (s *Status) StatusLines() []string {
 		}
 	}
 	lines = append(lines, s.settingsLine())
+	if s.OAuth != nil {
+		lines = append(lines, s.oauthLine())
+	}
 	if s.PID != 0 {
 		lines = append(lines, fmt.Sprintf("pid %d, phase %s", s.PID, s.Phase))
 	} else {

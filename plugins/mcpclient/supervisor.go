@@ -60,6 +60,7 @@ type supervisor struct {
 	reg     *tools.Registry
 	spawn   *proc.Spawner // the host's, for a stdio server; nil over HTTP
 	self    *loop.Self    // this harness, for loop detection (package loop)
+	auth    *entryAuth    // OAuth over HTTP (oauth.go); nil without
 	server  string        // serverName, fixed for the instance's life
 	syncReq chan struct{}
 	// releaseName lets go of this instance's hold on the serverName; a
@@ -105,6 +106,7 @@ const (
 	phaseConnecting   phase = iota // the first connection is under way
 	phaseConnected                 // a session serves calls
 	phaseReconnecting              // the connection was lost; attempts follow the policy
+	phaseNeedsLogin                // the server wants a login: no tools; waits for one in the store
 	phaseLost                      // retired, and its connection is gone: calls go to the successor
 	phaseFailed                    // it stopped serving for good (start failed, gave up)
 	phaseStopped                   // disposed: nothing of it runs or is registered
@@ -118,6 +120,8 @@ func (p phase) String() string {
 		return "connected"
 	case phaseReconnecting:
 		return "reconnecting"
+	case phaseNeedsLogin:
+		return "needs-login"
 	case phaseLost:
 		return "lost"
 	case phaseFailed:
@@ -172,7 +176,7 @@ func (s *supervisor) setPhase(p phase, err error) {
 		if prev == phaseReconnecting {
 			s.reconnects++
 		}
-	case phaseReconnecting:
+	case phaseReconnecting, phaseNeedsLogin:
 		if err != nil {
 			s.lastErr = err.Error()
 		}
@@ -183,8 +187,13 @@ func (s *supervisor) setPhase(p phase, err error) {
 	s.mu.Unlock()
 
 	switch {
-	case p == phaseConnected && prev == phaseReconnecting:
+	case p == phaseConnected && (prev == phaseReconnecting || prev == phaseNeedsLogin):
 		s.ctx.Reconnecting(nil)
+	case p == phaseNeedsLogin:
+		s.dropTools()
+		if wasReady {
+			s.ctx.NeedsLogin(err)
+		}
 	case p == phaseReconnecting:
 		s.ctx.Reconnecting(fmt.Errorf("mcp-client(%s): %w", s.server, err))
 	case p == phaseFailed:
@@ -235,6 +244,29 @@ func (s *supervisor) bumpLocked() {
 // re-syncs and reconnects until the instance is disposed or gives up.
 func (s *supervisor) run(life context.Context, done func(error)) {
 	sess, list, err := s.connect(life)
+	if nl, ok := s.needsLogin(err); ok {
+		// Settled, not failed: the entry needs a login (rule 6). An empty
+		// generation is registered (or staged, for a successor).
+		_ = s.sync(nil)
+		s.setPhase(phaseNeedsLogin, nl)
+		done(&host.LoginNeeded{Err: nl})
+		s.mu.Lock()
+		s.ready = true // it started: from now on a failure fails the entry
+		s.mu.Unlock()
+		if sess, list = s.awaitLogin(life); sess == nil {
+			return
+		}
+		s.install(sess)
+		err = s.sync(list)
+		s.noteSync(err)
+		if err != nil {
+			s.setPhase(phaseFailed, err)
+			return
+		}
+		s.setPhase(phaseConnected, nil)
+		s.serve(life, sess)
+		return
+	}
 	if err != nil {
 		err = fmt.Errorf("mcp-client(%s): %w", s.server, err)
 		s.setPhase(phaseFailed, err)
@@ -254,6 +286,11 @@ func (s *supervisor) run(life context.Context, done func(error)) {
 	s.ready = true // from now on a failure fails the entry (setPhase)
 	s.mu.Unlock()
 	done(nil)
+	s.serve(life, sess)
+}
+
+// serve re-syncs and reconnects until the instance is disposed or gives up.
+func (s *supervisor) serve(life context.Context, sess *session) {
 	for {
 		select {
 		case <-life.Done():
@@ -275,6 +312,9 @@ func (s *supervisor) connect(life context.Context) (*session, []rawTool, error) 
 	ctx, cancel := context.WithTimeout(life, cfg.startupTimeout())
 	defer cancel()
 	chained := withChain(*cfg, s.self)
+	if s.auth != nil {
+		chained.wrap = s.auth.wrap
+	}
 	f, err := dial(s.spawn, &chained, s.ctx.Dir(), s.log, s.secrets)
 	if err != nil {
 		return nil, nil, err
@@ -349,6 +389,9 @@ func (s *supervisor) recover(life context.Context, lost *session) *session {
 		s.setPhase(phaseLost, reason) // a successor serves: calls that still reach us go there
 		return nil
 	}
+	if nl, ok := s.needsLogin(reason); ok {
+		return s.relogin(life, nl)
+	}
 	if !s.config().Reconnect.Enabled {
 		s.setPhase(phaseFailed, fmt.Errorf("mcp-client(%s): %w", s.server, reason))
 		return nil
@@ -379,6 +422,9 @@ func (s *supervisor) recover(life context.Context, lost *session) *session {
 			return nil
 		}
 		sess, list, err := s.connect(life)
+		if nl, ok := s.needsLogin(err); ok {
+			return s.relogin(life, nl)
+		}
 		if err != nil {
 			if life.Err() != nil {
 				return nil
@@ -546,6 +592,8 @@ func (s *supervisor) session(ctx context.Context) (owner *supervisor, sess *sess
 			return s, sess, nil
 		case ph == phaseFailed:
 			return s, nil, failErr
+		case ph == phaseNeedsLogin:
+			return s, nil, s.loginError()
 		case s.ctx.Context().Err() != nil:
 			return s, nil, errStopped
 		}
@@ -586,6 +634,9 @@ func (s *supervisor) executor(raw, public string) tools.Executor {
 				owner.leave()
 				if err == nil {
 					return owner.result(res, raw)
+				}
+				if nl, ok := s.needsLogin(err); ok {
+					return tools.Result{}, nl
 				}
 				if notSent(err) && !errors.Is(err, errSessionGone) && cctx.Err() == nil {
 					continue // it never reached the server: the next connection takes it

@@ -32,15 +32,25 @@ import (
 	"github.com/harness-go/harness/internal/npmtest"
 )
 
-// The client scenarios of the suite at each revision that are not about
-// OAuth (auth/*: the expected failures of expectedFile until the OAuth
-// issue lands): each must pass with at least one check, no failure and no
-// warning. json-schema-2020-12-preservation is run unscored by
-// --requirements 2026-07-28 (added after the revision); it must pass too.
+// The client scenarios of the suite at each revision: each must pass with
+// at least one check, no failure and no warning. json-schema-2020-12-preservation
+// is run unscored by --requirements 2026-07-28 (added after the revision);
+// it must pass too. The OAuth extensions (client credentials, DPoP,
+// enterprise-managed authorization, workload identity) are the expected
+// failures of expectedFile.
 var (
-	clientScenarios20260728 = []string{"tools_call", "request-metadata", "sep-2322-client-request-state", "http-standard-headers",
-		"http-custom-headers", "http-invalid-tool-headers", "json-schema-ref-no-deref", "json-schema-2020-12-preservation"}
-	clientScenarios20251125 = []string{"initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry", "json-schema-2020-12-preservation"}
+	authScenarios20251125 = []string{"auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3",
+		"auth/basic-cimd", "auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported", "auth/scope-omitted-when-undefined",
+		"auth/scope-step-up", "auth/scope-retry-limit", "auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post",
+		"auth/token-endpoint-auth-none", "auth/pre-registration"}
+	authScenarios20260728 = append(slices.Clone(authScenarios20251125), "auth/resource-mismatch", "auth/offline-access-scope",
+		"auth/offline-access-not-supported", "auth/authorization-server-migration", "auth/iss-supported", "auth/iss-not-advertised",
+		"auth/iss-supported-missing", "auth/iss-wrong-issuer", "auth/iss-unexpected", "auth/iss-normalized", "auth/metadata-issuer-mismatch")
+	authScenarios20250326 = []string{"auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback"}
+
+	clientScenarios20260728 = append([]string{"tools_call", "request-metadata", "sep-2322-client-request-state", "http-standard-headers",
+		"http-custom-headers", "http-invalid-tool-headers", "json-schema-ref-no-deref", "json-schema-2020-12-preservation"}, authScenarios20260728...)
+	clientScenarios20251125 = append([]string{"initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry", "json-schema-2020-12-preservation"}, authScenarios20251125...)
 )
 
 const (
@@ -60,10 +70,12 @@ const (
 
 // TestConformance runs the suite's client scenarios against ./client: the
 // set --requirements 2026-07-28 runs and the 2025-11-25 one (--suite all
-// --spec-version 2025-11-25), each in one run with expectedFile as its
-// baseline, beside one run of tools_call at 2026-07-28 with protocol auto
-// (the client falls back to server/discover when the stateless mock refuses
-// initialize).
+// --spec-version 2025-11-25: every auth/* scenario of that revision with
+// the rest), each in one run with expectedFile as its baseline, the two
+// 2025-03-26 OAuth back-compat scenarios (--suite backcompat), and one run
+// of tools_call at 2026-07-28 with protocol auto (the client falls back to
+// server/discover when the stateless mock refuses initialize). The four
+// runs are parallel; the suite runs the scenarios of a set in parallel.
 func TestConformance(t *testing.T) {
 	runner := npmtest.Conformance(t) // fails in CI without node/npm, skips elsewhere
 	client := buildClient(t)
@@ -77,6 +89,10 @@ func TestConformance(t *testing.T) {
 	t.Run("spec-version 2025-11-25", func(t *testing.T) {
 		t.Parallel()
 		runSet(t, runner, []string{"--command", command, "--suite", "all", "--spec-version", "2025-11-25"}, baseline, legs["client"], clientScenarios20251125)
+	})
+	t.Run("backcompat 2025-03-26", func(t *testing.T) {
+		t.Parallel()
+		runSet(t, runner, []string{"--command", command, "--suite", "backcompat"}, baseline, legs["client"], authScenarios20250326)
 	})
 	t.Run("tools_call 2026-07-28 protocol auto", func(t *testing.T) {
 		t.Parallel()
@@ -132,13 +148,23 @@ func runSet(t *testing.T, runner, args []string, baseline string, failing expect
 			problems = append(problems, fmt.Sprintf("the suite ran %s, which this test does not know: decide whether it applies", name))
 		}
 	}
-	t.Logf("%d scenarios that apply, %d checks passed; the auth/* ones fail as expected (%s)", len(want), passedChecks, expectedFile)
+	t.Logf("%d scenarios that apply, %d checks passed (%d of them auth/*); the expected failures fail (%s)", len(want), passedChecks, countAuth(want), expectedFile)
 	if len(problems) > 0 {
 		sort.Strings(problems)
 		t.Errorf("client scenarios:\n  - %s", strings.Join(problems, "\n  - "))
 		t.Logf("runner: %s %s", strings.Join(runner, " "), strings.Join(args, " "))
 		t.Logf("runner stdout:\n%s\nstderr:\n%s", o.stdout, o.stderr)
 	}
+}
+
+func countAuth(names []string) int {
+	n := 0
+	for _, s := range names {
+		if strings.HasPrefix(s, "auth/") {
+			n++
+		}
+	}
+	return n
 }
 
 // savedClientScenario is the folder the runner saves a client scenario's

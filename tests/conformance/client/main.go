@@ -40,6 +40,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"os"
 	"sort"
@@ -49,6 +50,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/internal/oauth"
 	"github.com/harness-go/harness/plugins/mcpclient"
 	"github.com/harness-go/harness/plugins/tools"
 )
@@ -123,17 +125,45 @@ type entryConfig struct {
 }
 
 type mcpConfig struct {
-	ServerName        string `yaml:"serverName"`
-	Transport         string `yaml:"transport"`
-	URL               string `yaml:"url"`
-	Protocol          string `yaml:"protocol"`
-	StartupTimeoutMs  int    `yaml:"startupTimeoutMs"`
-	ToolCallTimeoutMs int    `yaml:"toolCallTimeoutMs"`
+	ServerName        string       `yaml:"serverName"`
+	Transport         string       `yaml:"transport"`
+	URL               string       `yaml:"url"`
+	Protocol          string       `yaml:"protocol"`
+	StartupTimeoutMs  int          `yaml:"startupTimeoutMs"`
+	ToolCallTimeoutMs int          `yaml:"toolCallTimeoutMs"`
+	OAuth             *oauthConfig `yaml:"oauth,omitempty"`
+}
+
+// oauthConfig is the entry's oauth key: the suite's Client ID Metadata
+// Document URL (the one its scenarios expect), and the pre-registered
+// client its context names, if any.
+type oauthConfig struct {
+	ClientID          string `yaml:"clientId,omitempty"`
+	ClientSecret      string `yaml:"clientSecret,omitempty"`
+	ClientMetadataURL string `yaml:"clientMetadataUrl,omitempty"`
+}
+
+// clientMetadataURL is the Client ID Metadata Document the suite's CIMD
+// scenario expects a client to use.
+const clientMetadataURL = "https://conformance-test.local/client-metadata.json"
+
+// oauthFromContext reads the pre-registered client of the suite's context
+// (client_id, client_secret), if it names one.
+func oauthFromContext(suiteContext string) *oauthConfig {
+	o := &oauthConfig{ClientMetadataURL: clientMetadataURL}
+	var c struct {
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+	}
+	if suiteContext != "" && json.Unmarshal([]byte(suiteContext), &c) == nil {
+		o.ClientID, o.ClientSecret = c.ClientID, c.ClientSecret
+	}
+	return o
 }
 
 // cordisYML is the configuration the client runs: one mcp-client entry whose
 // timeouts fit in the deadline.
-func cordisYML(serverURL, protocol string, deadline time.Duration) ([]byte, error) {
+func cordisYML(serverURL, protocol string, deadline time.Duration, oauth *oauthConfig) ([]byte, error) {
 	startup := min(10*time.Second, deadline/2)
 	call := min(10*time.Second, deadline/2)
 	return yaml.Marshal([]entryConfig{{
@@ -146,6 +176,7 @@ func cordisYML(serverURL, protocol string, deadline time.Duration) ([]byte, erro
 			Protocol:          protocol,
 			StartupTimeoutMs:  max(1, int(startup/time.Millisecond)),
 			ToolCallTimeoutMs: max(1, int(call/time.Millisecond)),
+			OAuth:             oauth,
 		},
 	}})
 }
@@ -174,6 +205,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	reg := tools.New()
 	h := host.New(host.Options{Logger: log, DisposeTimeout: closeGrace})
 	h.Provide(tools.Service, reg)
+	store, err := os.MkdirTemp("", "conformance-oauth-")
+	if err != nil {
+		fmt.Fprintln(stderr, "client:", err)
+		return 1
+	}
+	defer os.RemoveAll(store)
+	mcpclient.SetOAuthOptions(h, mcpclient.OAuthOptions{StoreDir: store, Authorize: authorizeHeadless})
 
 	code := exercise(ctx, o, h, reg, stdout, stderr)
 
@@ -190,7 +228,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // exercise loads the configuration, waits for the entry, lists the tools and
 // calls each once. It returns the exit status.
 func exercise(ctx context.Context, o options, h *host.Host, reg *tools.Registry, stdout, stderr io.Writer) int {
-	src, err := cordisYML(o.url, o.protocol, o.deadline)
+	src, err := cordisYML(o.url, o.protocol, o.deadline, oauthFromContext(os.Getenv("MCP_CONFORMANCE_CONTEXT")))
 	if err != nil {
 		fmt.Fprintln(stderr, "client: building cordis.yml:", err)
 		return 1
@@ -402,6 +440,41 @@ func sortedNames(m map[string]json.RawMessage) []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// redirectURI is the conformance client's redirect URI: nothing listens
+// there; the client reads the redirect from the authorization endpoint's
+// Location.
+const redirectURI = "http://127.0.0.1:8976/callback"
+
+// authorizeHeadless runs the flow without a person, as the SDKs'
+// conformance clients do: it fetches the authorization URL with redirects
+// off and takes the redirect back from its Location (the suite's
+// authorization server approves at once).
+func authorizeHeadless(ctx context.Context, f *oauth.Flow, ch *oauth.Challenge) error {
+	p, err := f.Begin(ctx, ch, redirectURI)
+	if err != nil {
+		return err
+	}
+	c := &http.Client{
+		Timeout:       10 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	loc, err := resp.Location()
+	if err != nil {
+		return fmt.Errorf("the authorization endpoint answered HTTP %d without a redirect", resp.StatusCode)
+	}
+	_, err = f.Finish(ctx, p, loc)
+	return err
 }
 
 // defaultsFront is the test-only front of the conformance client: every

@@ -38,7 +38,7 @@ func TestArgsFromSchema(t *testing.T) {
 }
 
 func TestCordisYMLLoads(t *testing.T) {
-	src, err := cordisYML(`http://localhost:1234/mcp?x="y"#z`, "auto", 20*time.Second)
+	src, err := cordisYML(`http://localhost:1234/mcp?x="y"#z`, "auto", 20*time.Second, oauthFromContext(`{"client_id":"pre","client_secret":"pre-secret"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestCordisYMLLoads(t *testing.T) {
 	if len(f.Entries) != 1 || f.Entries[0].ID != entryID || f.Entries[0].Name != "mcp-client" {
 		t.Fatalf("entries %+v\n%s", f.Entries, src)
 	}
-	for _, want := range []string{"transport: streamable-http", "serverName: conformance", "protocol: auto", "startupTimeoutMs: 10000", "toolCallTimeoutMs: 10000"} {
+	for _, want := range []string{"transport: streamable-http", "serverName: conformance", "protocol: auto", "startupTimeoutMs: 10000", "toolCallTimeoutMs: 10000", "clientId: pre", "clientMetadataUrl: " + clientMetadataURL} {
 		if !strings.Contains(string(src), want) {
 			t.Errorf("cordis.yml lacks %q:\n%s", want, src)
 		}

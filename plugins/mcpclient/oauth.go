@@ -1,0 +1,383 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/internal/oauth"
+)
+
+// OAuth is the oauth key of a streamable-http entry
+// (docs/rfc/0007-oauth.md): absent, the flow starts by itself when a 401
+// carries OAuth metadata; false turns it off; a mapping sets how the client
+// registers and what it asks for.
+type OAuth struct {
+	// Off is `oauth: false`.
+	Off bool `yaml:"-" json:"off,omitempty"`
+	// Set is true when the key is there at all.
+	Set bool `yaml:"-" json:"-"`
+
+	ClientID              string   `yaml:"clientId" json:"clientId,omitempty" desc:"A client registered with the authorization server beforehand (servers without dynamic registration, such as GitHub's)."`
+	ClientSecret          string   `yaml:"clientSecret" json:"-" secret:"true" desc:"The secret of clientId, when the authorization server gave one."`
+	ClientMetadataURL     string   `yaml:"clientMetadataUrl" json:"clientMetadataUrl,omitempty" desc:"An https URL of a Client ID Metadata Document to use as client_id where the authorization server takes them."`
+	Scopes                []string `yaml:"scopes" json:"scopes,omitempty" desc:"The scopes to ask for (default: the server's challenge, else its scopes_supported)."`
+	CallbackPort          int      `yaml:"callbackPort" json:"callbackPort,omitempty" desc:"The loopback port of the login's redirect (default: a free one); for clients registered with a fixed redirect URI."`
+	AuthServerMetadataURL string   `yaml:"authServerMetadataUrl" json:"authServerMetadataUrl,omitempty" desc:"Where the authorization server's metadata is, when the server's own discovery does not say."`
+}
+
+var oauthKeys = []string{"clientId", "clientSecret", "clientMetadataUrl", "scopes", "callbackPort", "authServerMetadataUrl"}
+
+// UnmarshalYAML takes false, true or a mapping of the known keys (strict:
+// any other key is an error naming it).
+func (o *OAuth) UnmarshalYAML(n *yaml.Node) error {
+	*o = OAuth{Set: true}
+	if n.Kind == yaml.ScalarNode {
+		var b bool
+		if err := n.Decode(&b); err != nil {
+			return fmt.Errorf("line %d: oauth: must be false, true or a mapping of %s", n.Line, strings.Join(oauthKeys, ", "))
+		}
+		o.Off = !b
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: oauth: must be false, true or a mapping of %s", n.Line, strings.Join(oauthKeys, ", "))
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i]; !slices.Contains(oauthKeys, k.Value) {
+			return fmt.Errorf("line %d: oauth.%s: unknown key (the keys are %s)", k.Line, k.Value, strings.Join(oauthKeys, ", "))
+		}
+	}
+	type plain OAuth
+	var p plain
+	if err := n.Decode(&p); err != nil {
+		return fmt.Errorf("oauth: %w", err)
+	}
+	p.Set = true
+	*o = OAuth(p)
+	return nil
+}
+
+// validate checks the oauth key of a streamable-http entry.
+func (o *OAuth) validate(c *Config, bad func(field, format string, args ...any)) {
+	if !o.Set || o.Off {
+		return
+	}
+	if c.Transport != TransportHTTP {
+		bad("oauth", "is only for transport %q", TransportHTTP)
+		return
+	}
+	for k := range c.Headers {
+		if strings.EqualFold(k, "Authorization") {
+			bad("oauth", "headers.Authorization sets the Authorization header already: keep one of the two (or set oauth: false)")
+		}
+	}
+	if o.ClientSecret != "" && o.ClientID == "" {
+		bad("oauth.clientSecret", "needs oauth.clientId")
+	}
+	if u := o.ClientMetadataURL; u != "" && !strings.HasPrefix(u, "https://") {
+		bad("oauth.clientMetadataUrl", "%q must be an https URL (a Client ID Metadata Document)", u)
+	}
+	if u := o.AuthServerMetadataURL; u != "" && !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
+		bad("oauth.authServerMetadataUrl", "%q is not an http:// or https:// URL", u)
+	}
+	if o.CallbackPort < 0 || o.CallbackPort > 65535 {
+		bad("oauth.callbackPort", "must be a port number (1–65535), or 0 for a free one")
+	}
+	for i, s := range o.Scopes {
+		if s == "" || strings.ContainsAny(s, " \t\"\\") {
+			bad(fmt.Sprintf("oauth.scopes[%d]", i), "%q is not a scope", s)
+		}
+	}
+}
+
+// usesOAuth reports whether an entry's requests go through the OAuth
+// transport: streamable-http, oauth not false, and no static Authorization
+// header (which is sent as it always was).
+func (c *Config) usesOAuth() bool {
+	if c.Transport != TransportHTTP || c.OAuth.Off {
+		return false
+	}
+	for k := range c.Headers {
+		if strings.EqualFold(k, "Authorization") {
+			return false
+		}
+	}
+	return true
+}
+
+// settings is the oauth key as the flow takes it.
+func (o *OAuth) settings() oauth.Settings {
+	return oauth.Settings{
+		ClientID:              o.ClientID,
+		ClientSecret:          o.ClientSecret,
+		ClientMetadataURL:     o.ClientMetadataURL,
+		Scopes:                o.Scopes,
+		CallbackPort:          o.CallbackPort,
+		AuthServerMetadataURL: o.AuthServerMetadataURL,
+	}
+}
+
+// OAuthOptions are the program's OAuth settings for a host, set before a
+// configuration is loaded (SetOAuthOptions): where the token store is, and
+// — for tests and the conformance client only — who logs in when a server
+// asks.
+type OAuthOptions struct {
+	// StoreDir is the token store's folder (default: oauth.DefaultDir).
+	StoreDir string
+	// Authorize, when set, runs the whole flow inline when a server asks
+	// for a login. The harness never sets it: no start, reconnect or reload
+	// opens a browser; `harness login` does.
+	Authorize func(ctx context.Context, f *oauth.Flow, ch *oauth.Challenge) error
+	// Poll is how often an entry that needs a login looks for one in the
+	// store (default 500 ms).
+	Poll time.Duration
+}
+
+type oauthOptionsKey struct{}
+
+// SetOAuthOptions sets the OAuth settings of h's mcp-client entries.
+func SetOAuthOptions(h *host.Host, o OAuthOptions) {
+	h.Shared(oauthOptionsKey{}, func() any { return &o })
+}
+
+func oauthOptionsOf(ctx *host.Context) *OAuthOptions {
+	return ctx.Shared(oauthOptionsKey{}, func() any { return &OAuthOptions{} }).(*OAuthOptions)
+}
+
+// StoreDir is the token store's folder of o.
+func (o *OAuthOptions) storeDir() (string, error) {
+	if o.StoreDir != "" {
+		return o.StoreDir, nil
+	}
+	return oauth.DefaultDir(os.Getenv)
+}
+
+// NewFlow returns the OAuth flow of an entry's configuration, on the token
+// store in dir: for `harness login`, `logout` and `status`.
+func NewFlow(c *Config, store *oauth.Store) *oauth.Flow {
+	return &oauth.Flow{Server: c.URL, Settings: c.OAuth.settings(), Store: store, HTTP: OAuthHTTPClient()}
+}
+
+// OAuthHTTPClient is the client of the flow's own requests (metadata,
+// registration, tokens): bounded, and a pool of its own.
+func OAuthHTTPClient() *http.Client {
+	rt := http.DefaultTransport.(*http.Transport).Clone()
+	rt.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	return &http.Client{Transport: rt, Timeout: 30 * time.Second}
+}
+
+// entryAuth is an instance's OAuth: the flow, the tokens, and the wrapper
+// of its HTTP client.
+type entryAuth struct {
+	flow   *oauth.Flow
+	tokens *oauth.Tokens
+	opts   *OAuthOptions
+
+	mu      sync.Mutex
+	loginBy string // the entry id, for messages
+}
+
+func newEntryAuth(ctx *host.Context, cfg *Config) (*entryAuth, error) {
+	if !cfg.usesOAuth() {
+		return nil, nil
+	}
+	opts := oauthOptionsOf(ctx)
+	dir, err := opts.storeDir()
+	if err != nil {
+		return nil, err
+	}
+	store := &oauth.Store{Dir: dir, Secrets: ctx.Secrets()}
+	f := NewFlow(cfg, store)
+	return &entryAuth{flow: f, tokens: oauth.NewTokens(f), opts: opts, loginBy: ctx.ID()}, nil
+}
+
+// wrap puts the OAuth transport around next.
+func (a *entryAuth) wrap(next http.RoundTripper) http.RoundTripper {
+	t := &oauth.Transport{Next: next, Tokens: a.tokens}
+	if a.opts.Authorize != nil {
+		t.Authorize = func(ctx context.Context, ch *oauth.Challenge) error { return a.opts.Authorize(ctx, a.flow, ch) }
+	}
+	return t
+}
+
+func (a *entryAuth) poll() time.Duration {
+	if a.opts.Poll > 0 {
+		return a.opts.Poll
+	}
+	return 500 * time.Millisecond
+}
+
+// NeedsLoginError is the error of an entry whose server wants a login.
+type NeedsLoginError struct {
+	Server string // serverName
+	Entry  string // the entry's id
+	Reason string
+}
+
+func (e *NeedsLoginError) Error() string {
+	return fmt.Sprintf("mcp-client(%s): the server needs a login: run `harness login %s` (%s)", e.Server, e.Entry, e.Reason)
+}
+
+func (e *NeedsLoginError) Is(target error) bool { return target == oauth.ErrNoLogin }
+
+// needsLogin reports whether err says that only a login helps, and the
+// error that says so, naming the command.
+func (s *supervisor) needsLogin(err error) (*NeedsLoginError, bool) {
+	if err == nil || !errors.Is(err, oauth.ErrNoLogin) {
+		return nil, false
+	}
+	var nl *NeedsLoginError
+	if errors.As(err, &nl) {
+		return nl, true
+	}
+	reason := err.Error()
+	var lr *oauth.LoginRequiredError
+	var ne *oauth.NeedsLoginError
+	switch {
+	case errors.As(err, &lr):
+		reason = lr.Reason
+	case errors.As(err, &ne):
+		reason = ne.Reason
+	}
+	return &NeedsLoginError{Server: s.server, Entry: s.ctx.ID(), Reason: s.secrets.Redact(reason)}, true
+}
+
+// awaitLogin waits until a login for the server is in the store (made by
+// `harness login`, in this process or another), then connects and lists;
+// it returns nil when the instance stops first. A connection that fails
+// for another reason is tried again at the next change of the store, or
+// after the reconnect policy's longest wait.
+func (s *supervisor) awaitLogin(life context.Context) (*session, []rawTool) {
+	a := s.auth
+	if a == nil {
+		<-life.Done()
+		return nil, nil
+	}
+	tick := time.NewTicker(a.poll())
+	defer tick.Stop()
+	var retry time.Time
+	for {
+		select {
+		case <-life.Done():
+			return nil, nil
+		case <-tick.C:
+		}
+		if !a.tokens.Changed() && (retry.IsZero() || time.Now().Before(retry)) {
+			continue
+		}
+		retry = time.Time{}
+		if rec, _ := a.tokens.Record(); !rec.LoggedIn() {
+			continue
+		}
+		sess, list, err := s.connect(life)
+		if err == nil {
+			s.log.Info("logged in; connected")
+			return sess, list
+		}
+		if life.Err() != nil {
+			return nil, nil
+		}
+		if nl, ok := s.needsLogin(err); ok {
+			s.setPhase(phaseNeedsLogin, nl)
+			continue
+		}
+		s.log.Warn("a login is there, but connecting failed; trying again later", "err", err)
+		s.mu.Lock()
+		s.lastErr = err.Error()
+		s.mu.Unlock()
+		retry = time.Now().Add(max(s.config().Reconnect.stable(), time.Second))
+	}
+}
+
+// relogin handles a server that wants a login once the entry served: the
+// tools go, the entry is needs-login, and the next session comes once
+// someone logged in (nil: the instance stopped first).
+func (s *supervisor) relogin(life context.Context, nl *NeedsLoginError) *session {
+	s.log.Info("the server needs a login", "err", nl.Reason)
+	s.setPhase(phaseNeedsLogin, nl)
+	sess, list := s.awaitLogin(life)
+	if sess == nil {
+		return nil
+	}
+	s.install(sess)
+	err := s.sync(list)
+	s.noteSync(err)
+	if err != nil {
+		s.log.Warn("the listing after the login is invalid", "err", err)
+	}
+	s.setPhase(phaseConnected, nil)
+	return sess
+}
+
+// loginError is the error of a call to an entry that needs a login.
+func (s *supervisor) loginError() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return &NeedsLoginError{Server: s.server, Entry: s.ctx.ID(), Reason: strings.TrimPrefix(s.lastErr, fmt.Sprintf("mcp-client(%s): the server needs a login: run `harness login %s` (", s.server, s.ctx.ID()))}
+}
+
+// OAuthStatus is what `status` shows of an OAuth entry's login.
+type OAuthStatus struct {
+	LoggedIn         bool       `json:"loggedIn"`
+	Issuer           string     `json:"issuer,omitempty"`
+	Scopes           []string   `json:"scopes,omitempty"`
+	Expiry           *time.Time `json:"expiry,omitempty"`
+	Refreshable      bool       `json:"refreshable,omitempty"`
+	LastRefreshError string     `json:"lastRefreshError,omitempty"`
+	Client           string     `json:"client,omitempty"` // how the client is registered
+	Note             string     `json:"note,omitempty"`   // the store could not be read
+	Store            string     `json:"store,omitempty"`
+}
+
+// LoginStatus reads the login of an entry's server from store: nil for an
+// entry without OAuth, and for one without an oauth key that never logged
+// in (most servers ask for nothing).
+func LoginStatus(c *Config, store *oauth.Store) *OAuthStatus {
+	if !c.usesOAuth() {
+		return nil
+	}
+	st := &OAuthStatus{Store: store.Dir}
+	rec, err := store.Load(c.URL)
+	if err != nil {
+		st.Note = err.Error()
+	}
+	if rec == nil {
+		if !c.OAuth.Set && err == nil {
+			return nil
+		}
+		return st
+	}
+	st.LoggedIn = rec.LoggedIn()
+	st.Issuer = rec.Issuer
+	st.Scopes = rec.Scopes
+	if !rec.Expiry.IsZero() {
+		e := rec.Expiry
+		st.Expiry = &e
+	}
+	st.Refreshable = rec.RefreshToken != ""
+	st.LastRefreshError = rec.LastRefreshError
+	st.Client = rec.Client.Registration
+	return st
+}
+
+func (a *entryAuth) status(cfg *Config, needsLogin bool) *OAuthStatus {
+	if a == nil {
+		return nil
+	}
+	st := LoginStatus(cfg, a.flow.Store)
+	if st == nil && needsLogin {
+		st = &OAuthStatus{Store: a.flow.Store.Dir}
+	}
+	return st
+}

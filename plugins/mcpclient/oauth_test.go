@@ -1,0 +1,170 @@
+package mcpclient
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/internal/fixture"
+	"github.com/harness-go/harness/internal/oauth"
+	"github.com/harness-go/harness/internal/oauthtest"
+	"github.com/harness-go/harness/internal/testlog"
+)
+
+// oauthPeer is the fixture server behind the test authorization server.
+func oauthPeer(t *testing.T, as *oauthtest.AS) string {
+	t.Helper()
+	_, rec := testlog.New(t)
+	var srv *httptest.Server
+	srv = httptest.NewServer(as.Protect(fixture.HTTPHandler(fixture.Options{Stderr: rec, Only: []string{"echo"}}), func() string { return srv.URL + "/mcp" }))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/mcp"
+}
+
+// loginInto logs in to server with a store on dir, as `harness login` in
+// another process would: its own store and flow.
+func loginInto(t *testing.T, dir, server string) *oauth.Record {
+	t.Helper()
+	f := &oauth.Flow{Server: server, Store: &oauth.Store{Dir: dir}, HTTP: OAuthHTTPClient()}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ch, err := oauth.Probe(ctx, f.HTTP, server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	rec, err := f.Login(ctx, oauth.LoginOptions{Challenge: ch, Open: func(u string) error {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := oauthtest.FollowHeadless(u); err != nil {
+				t.Error(err)
+			}
+		}()
+		return nil
+	}})
+	if err != nil {
+		t.Fatalf("login: %v", err)
+	}
+	return rec
+}
+
+// An entry whose server asks for a login is needs-login: settled, no
+// tools, the command named, for status and for a call; nothing opens a
+// browser. A login made elsewhere into the shared store is picked up: the
+// entry connects and its tools appear. When the refresh token is refused
+// later, the tools go and the entry needs a login again; a logout leaves it
+// there.
+func TestNeedsLoginThenLogin(t *testing.T) {
+	as := oauthtest.NewAS(t)
+	url := oauthPeer(t, as)
+	dir := filepath.Join(t.TempDir(), "oauth")
+	hx := newHarness(t)
+	SetOAuthOptions(hx.H, OAuthOptions{StoreDir: dir, Poll: 20 * time.Millisecond})
+	hx.mustLoad(yml(httpEntry("web", "web", url, nil)))
+
+	e := hx.wantState("web", host.NeedsLogin, "harness login web", "needs a login")
+	if !e.Settled {
+		t.Fatal("needs-login is not settled")
+	}
+	hx.wantNames("mcp__web__")
+	if as.Count("authorize") != 0 || as.Count("register") != 0 {
+		t.Fatalf("starting the entry went to the authorization server: %d authorizations, %d registrations", as.Count("authorize"), as.Count("register"))
+	}
+	st := hx.status("web")
+	if st.Phase != "needs-login" || st.OAuth == nil || st.OAuth.LoggedIn {
+		t.Fatalf("status: phase %s, oauth %+v", st.Phase, st.OAuth)
+	}
+
+	rec := loginInto(t, dir, url)
+	hx.waitState("web", host.Ready)
+	hx.waitTools("the server's tools after the login", func(n []string) bool { return len(n) == 1 })
+	hx.wantCall("mcp__web__echo", `{"message":"hi"}`, "echo: hi", false)
+	if st := hx.status("web"); !st.OAuth.LoggedIn || st.OAuth.Issuer != as.URL || st.OAuth.Expiry == nil {
+		t.Fatalf("status after the login: %+v", st.OAuth)
+	}
+
+	// The access token ends early: refreshed with no one's help.
+	as.Expire()
+	hx.wantCall("mcp__web__echo", `{"message":"again"}`, "echo: again", false)
+	if as.Count("token:refresh") < 1 {
+		t.Fatal("no refresh after the token ended")
+	}
+
+	// The authorization server forgets the login: the next request finds
+	// out, the tools go, the entry needs a login.
+	as.RevokeAll()
+	res := hx.Call("mcp__web__echo", `{"message":"x"}`)
+	if !res.IsError || !strings.Contains(res.Text, "harness login web") {
+		t.Fatalf("a call after the revocation = %+v", res)
+	}
+	hx.waitState("web", host.NeedsLogin)
+	hx.waitTools("no tools once the login is gone", func(n []string) bool { return len(n) == 0 })
+	if st := hx.status("web"); st.OAuth.LastRefreshError == "" || strings.Contains(st.OAuth.LastRefreshError, rec.RefreshToken) {
+		t.Fatalf("status after invalid_grant: %+v", st.OAuth)
+	}
+
+	// No token, code or verifier in any record of ours.
+	logs := hx.Log.String()
+	for _, v := range []string{rec.AccessToken, rec.RefreshToken} {
+		if strings.Contains(logs, v) {
+			t.Errorf("the log holds a token: %s", logs)
+		}
+	}
+	if files, _ := os.ReadDir(dir); len(files) == 0 {
+		t.Fatal("the store is empty")
+	}
+}
+
+// oauth: false turns the flow off: the 401 fails the entry, naming the
+// server's challenge; a static Authorization header is sent as before.
+func TestOAuthOffAndStaticHeader(t *testing.T) {
+	as := oauthtest.NewAS(t)
+	url := oauthPeer(t, as)
+	hx := newHarness(t)
+	SetOAuthOptions(hx.H, OAuthOptions{StoreDir: t.TempDir()})
+	hx.mustLoad(yml(httpEntry("web", "web", url, map[string]any{"oauth": false})))
+	hx.wantState("web", host.Failed, "HTTP 401", "WWW-Authenticate: Bearer", "resource_metadata")
+
+	// A token from elsewhere, as a static header: no OAuth at all.
+	rec := loginInto(t, t.TempDir(), url)
+	hx.mustLoad(yml(httpEntry("web", "web", url, map[string]any{"headers": map[string]string{"Authorization": "Bearer " + rec.AccessToken}})))
+	hx.waitState("web", host.Ready)
+	if st := hx.status("web"); st.OAuth != nil {
+		t.Fatalf("an entry with a static Authorization header shows oauth %+v", st.OAuth)
+	}
+}
+
+func TestOAuthConfig(t *testing.T) {
+	hx := newHarness(t)
+	for _, c := range []struct {
+		config map[string]any
+		want   string
+	}{
+		{map[string]any{"oauth": map[string]any{"clientID": "x"}}, `oauth.clientID: unknown key`},
+		{map[string]any{"oauth": map[string]any{"clientSecret": "s3cr3t-value"}}, "oauth.clientSecret: needs oauth.clientId"},
+		{map[string]any{"oauth": map[string]any{"clientMetadataUrl": "http://x.example/m.json"}}, "must be an https URL"},
+		{map[string]any{"oauth": map[string]any{"callbackPort": 70000}}, "oauth.callbackPort"},
+		{map[string]any{"oauth": "yes please"}, "must be false, true or a mapping"},
+		{map[string]any{"oauth": map[string]any{"clientId": "x"}, "headers": map[string]string{"Authorization": "Bearer abc"}}, "keep one of the two"},
+	} {
+		err := hx.Load(yml(httpEntry("web", "web", "http://127.0.0.1:1/mcp", c.config)))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.config, err, c.want)
+		}
+	}
+	err := hx.Load(yml(hx.stdio("s", "s", map[string]any{"oauth": false})))
+	if err == nil || !strings.Contains(err.Error(), "only for transport") {
+		t.Errorf("oauth on stdio: %v", err)
+	}
+}
+
+var _ http.RoundTripper = (*oauth.Transport)(nil)
