@@ -31,6 +31,18 @@ func Check(f *File, env jsexpr.Env, secrets *secret.Set) Report {
 	return Report{Errors: r.errors, Warnings: r.warnings}
 }
 
+// Decode checks f as [Check] does and returns the decoded configuration of
+// every enabled entry that checked out, by id, without applying anything:
+// for commands that work on one entry's settings (`harness login`).
+func Decode(f *File, env jsexpr.Env, secrets *secret.Set) (map[string]Plugin, Report) {
+	r := check(f, env, true, secrets)
+	out := make(map[string]Plugin, len(r.plugins))
+	for id, d := range r.plugins {
+		out[id] = d.plugin
+	}
+	return out, Report{Errors: r.errors, Warnings: r.warnings}
+}
+
 type checkResult struct {
 	errors, warnings []Problem
 	// plugins holds the decoded configuration of every enabled entry that

@@ -18,6 +18,7 @@ import (
 	"github.com/harness-go/harness/internal/loop"
 	"github.com/harness-go/harness/internal/safe"
 	"github.com/harness-go/harness/plugins/agent"
+	"github.com/harness-go/harness/plugins/mcpclient"
 	"github.com/harness-go/harness/plugins/mcpserver"
 	"github.com/harness-go/harness/plugins/tools"
 	"github.com/harness-go/harness/plugins/web"
@@ -94,6 +95,11 @@ func boot(o *options, env Env) (*harness, *host.File, error) {
 		gateway.Ignore = "only harness run serves mcp-server entries"
 	}
 	mcpserver.SetHostOptions(h, gateway)
+	// The token store of remote servers' logins, the one `harness login`
+	// writes (no start ever logs in: it only reads it).
+	if store, err := oauthStore(env); err == nil {
+		mcpclient.SetOAuthOptions(h, mcpclient.OAuthOptions{StoreDir: store.Dir})
+	}
 	web.SetHostOptions(h, webHostOptions(h, o, env, pages))
 	reg := tools.New(tools.WithLogger(log))
 	agents := agent.NewDirectory()

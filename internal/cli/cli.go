@@ -57,6 +57,7 @@ type options struct {
 	logLevel  string
 	logFormat string
 	json      bool
+	noBrowser bool
 	help      bool
 	command   string
 	explicit  bool // the command was named, not defaulted to run
@@ -92,7 +93,7 @@ func exit(code int, format string, args ...any) error {
 	return &exitError{code: code, msg: fmt.Sprintf(format, args...)}
 }
 
-var commands = map[string]bool{"run": true, "ask": true, "serve": true, "web": true, "tools": true, "call": true, "status": true, "validate": true, "import": true, "schema": true, "version": true, "help": true}
+var commands = map[string]bool{"run": true, "ask": true, "serve": true, "web": true, "tools": true, "call": true, "status": true, "login": true, "logout": true, "validate": true, "import": true, "schema": true, "version": true, "help": true}
 
 // parse reads flags anywhere on the line: before or after the command and its
 // arguments. "--" ends the flags.
@@ -148,6 +149,11 @@ func parse(args []string) (*options, error) {
 			if o.agent, err = takeValue(); err == nil && o.agent == "" {
 				err = usagef("--agent needs an entry id")
 			}
+		case "no-browser":
+			if hasValue {
+				return nil, usagef("flag --no-browser takes no value")
+			}
+			o.noBrowser = true
 		case "show-reasoning":
 			if hasValue {
 				return nil, usagef("flag --show-reasoning takes no value")
@@ -191,7 +197,8 @@ func parse(args []string) (*options, error) {
 // flagCommands lists the commands each flag is for; a flag not listed
 // (--config, --wait, --log-level, --log-format, --help) is for every one.
 var flagCommands = map[string][]string{
-	"json":           {"tools", "call", "status", "ask"},
+	"json":           {"tools", "call", "status", "ask", "login"},
+	"no-browser":     {"login"},
 	"agent":          {"ask", "run"},
 	"show-reasoning": {"ask", "run"},
 	"http":           {"serve", "web"},
@@ -352,6 +359,10 @@ func dispatch(ctx context.Context, o *options, env Env) error {
 			return usagef("status takes no arguments")
 		}
 		return oneShot(ctx, o, env, showStatus)
+	case "login":
+		return login(ctx, o, env)
+	case "logout":
+		return logout(ctx, o, env)
 	case "ask":
 		if len(o.args) != 1 {
 			return usagef("ask takes one prompt (or - to read it from stdin); quote a prompt of several words")

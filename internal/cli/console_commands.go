@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/harness-go/harness/internal/safe"
 )
@@ -29,6 +30,26 @@ func (c *console) builtins() []*command {
 				return fmt.Errorf("restart: %w", err)
 			}
 			fmt.Fprintf(c.stdout(), "restarting %s\n", safe.Line(id))
+			return nil
+		}},
+		{name: "/login", args: "ID", help: "log in to the remote server of an entry (OAuth)", complete: c.entryIDs, run: func(ctx context.Context, id string) error {
+			if id == "" {
+				return errors.New("usage: /login ID")
+			}
+			// The login page opens in the browser (or its address is shown);
+			// the redirect comes to the loopback. The entry picks the token
+			// up from the store by itself.
+			env := hs.env
+			env.Stdin, env.Stdout = nil, c.stdout()
+			o := *hs.o
+			o.json = false
+			if err := loginEntry(ctx, &o, env, id); err != nil {
+				var ee *exitError
+				if errors.As(err, &ee) {
+					return errors.New(strings.TrimPrefix(strings.TrimPrefix(ee.msg, "harness login: "), "harness: "))
+				}
+				return err
+			}
 			return nil
 		}},
 		{name: "/reload", help: "re-read cordis.yml now", run: func(ctx context.Context, _ string) error {

@@ -29,6 +29,7 @@ func TestConsoleHelpIsTheTable(t *testing.T) {
   /call NAME [JSON]   call a tool
   /status             show every entry
   /restart ID         restart an entry
+  /login ID           log in to the remote server of an entry (OAuth)
   /reload             re-read cordis.yml now
   /help               this list
   /quit               shut down

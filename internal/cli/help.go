@@ -17,6 +17,8 @@ Usage:
   harness tools [flags] [--json]      print the model-visible tools, sorted by name
   harness call NAME [JSON|-] [flags]  call one tool and print what the model would see
   harness status [flags] [--json]     print every entry: state, tools, errors, server info
+  harness login ID [--no-browser]     log in to the remote server of entry ID (OAuth)
+  harness logout ID                   delete (and revoke) the tokens of entry ID
   harness validate [flags]            check cordis.yml without starting anything
   harness import FILE... [--format F] print the cordis.yml entries of another client's MCP servers
   harness schema                      print a JSON Schema of cordis.yml
@@ -28,7 +30,8 @@ Flags (anywhere on the line):
       --wait DURATION      how long to wait for entries to settle (default 30s; 0 = do not wait)
       --log-level LEVEL    debug, info, warn or error (default warn)
       --log-format FORMAT  text or json (default text)
-      --json               machine-readable output (tools, call, status, ask)
+      --json               machine-readable output (tools, call, status, ask, login)
+      --no-browser         print the login address instead of opening a browser (login)
       --agent ID           the agent entry to talk to, when there are several (ask, run)
       --show-reasoning     show a thinking model's reasoning on stderr (ask, run)
       --format FORMAT      the format of the files (import; default auto)
@@ -114,6 +117,28 @@ the server's name and version, the protocol version, the tools (public name ←
 server's name when they differ) and the last lines of its stderr. Values of
 env and headers print as <redacted>. Exits 1 if an entry failed or did not
 settle.
+`,
+	"login": `Usage: harness login ID [--no-browser] [--json] [flags]
+
+Logs in to the remote MCP server of entry ID (a streamable-http entry whose
+server asks for OAuth). Opens the system browser at the authorization
+server's login page and waits for its redirect on 127.0.0.1 (a free port, or
+the entry's oauth.callbackPort); the token goes into the store,
+$XDG_STATE_HOME/harness/oauth (default ~/.local/state/harness/oauth), where a
+running harness picks it up: the entry connects and its tools appear.
+
+With --no-browser, over SSH (SSH_CONNECTION) or without a display, it prints
+the address instead: open it in any browser; when that browser cannot reach
+this machine's 127.0.0.1, paste the address it ends on here. --json prints
+one JSON object per line: {"type":"authorize","url":…}, then
+{"type":"done",…} or {"type":"error","message":…}. Exits 0 once logged in, 1
+when the login failed, 2 when ID is not an entry that logs in with OAuth.
+`,
+	"logout": `Usage: harness logout ID [flags]
+
+Deletes the tokens of entry ID from the store, and revokes them where the
+authorization server offers revocation (RFC 7009). A running harness finds
+out at its next request: the entry needs a login again.
 `,
 	"validate": `Usage: harness validate [flags]
 

@@ -101,10 +101,10 @@ func (o *OAuth) validate(c *Config, bad func(field, format string, args ...any))
 	}
 }
 
-// usesOAuth reports whether an entry's requests go through the OAuth
+// UsesOAuth reports whether an entry's requests go through the OAuth
 // transport: streamable-http, oauth not false, and no static Authorization
 // header (which is sent as it always was).
-func (c *Config) usesOAuth() bool {
+func (c *Config) UsesOAuth() bool {
 	if c.Transport != TransportHTTP || c.OAuth.Off {
 		return false
 	}
@@ -189,7 +189,7 @@ type entryAuth struct {
 }
 
 func newEntryAuth(ctx *host.Context, cfg *Config) (*entryAuth, error) {
-	if !cfg.usesOAuth() {
+	if !cfg.UsesOAuth() {
 		return nil, nil
 	}
 	opts := oauthOptionsOf(ctx)
@@ -209,6 +209,15 @@ func (a *entryAuth) wrap(next http.RoundTripper) http.RoundTripper {
 		t.Authorize = func(ctx context.Context, ch *oauth.Challenge) error { return a.opts.Authorize(ctx, a.flow, ch) }
 	}
 	return t
+}
+
+// loggedIn reports whether the store holds a login for the server now.
+func (a *entryAuth) loggedIn() bool {
+	if a == nil {
+		return false
+	}
+	rec, _ := a.tokens.Record()
+	return rec.LoggedIn()
 }
 
 func (a *entryAuth) poll() time.Duration {
@@ -344,7 +353,7 @@ type OAuthStatus struct {
 // entry without OAuth, and for one without an oauth key that never logged
 // in (most servers ask for nothing).
 func LoginStatus(c *Config, store *oauth.Store) *OAuthStatus {
-	if !c.usesOAuth() {
+	if !c.UsesOAuth() {
 		return nil
 	}
 	st := &OAuthStatus{Store: store.Dir}

@@ -291,6 +291,16 @@ func (s *supervisor) run(life context.Context, done func(error)) {
 
 // serve re-syncs and reconnects until the instance is disposed or gives up.
 func (s *supervisor) serve(life context.Context, sess *session) {
+	// An OAuth entry watches the store: a logout (by `harness logout`, in
+	// any process) ends the session at once, and the entry needs a login.
+	var watch <-chan time.Time
+	loggedIn := false
+	if s.auth != nil {
+		t := time.NewTicker(s.auth.poll())
+		defer t.Stop()
+		watch = t.C
+		loggedIn = s.auth.loggedIn()
+	}
 	for {
 		select {
 		case <-life.Done():
@@ -301,6 +311,24 @@ func (s *supervisor) serve(life context.Context, sess *session) {
 			if sess = s.recover(life, sess); sess == nil {
 				return
 			}
+			loggedIn = s.auth.loggedIn()
+		case <-watch:
+			now := s.auth.loggedIn()
+			if !loggedIn || now {
+				loggedIn = now
+				continue
+			}
+			s.mu.Lock()
+			closeSess := s.closeSess
+			s.closeSess, s.sess = nil, nil
+			s.mu.Unlock()
+			if closeSess != nil {
+				_ = closeSess(context.Background())
+			}
+			if sess = s.relogin(life, &NeedsLoginError{Server: s.server, Entry: s.ctx.ID(), Reason: "logged out"}); sess == nil {
+				return
+			}
+			loggedIn = s.auth.loggedIn()
 		}
 	}
 }

@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/harness-go/harness/internal/fixture"
+	"github.com/harness-go/harness/internal/oauthtest"
+	"github.com/harness-go/harness/internal/testlog"
+)
+
+// The person's flow through the command line, against the test
+// authorization server: status says needs-login and names the command;
+// login --no-browser --json prints the URL as an event and takes the
+// redirect on the loopback; the tools are there; logout deletes and revokes
+// the tokens, and the entry needs a login again. No token reaches any
+// output; the token file is 0600.
+func TestLoginLogoutThroughTheCLI(t *testing.T) {
+	as := oauthtest.NewAS(t)
+	_, rec := testlog.New(t)
+	var srv *httptest.Server
+	srv = httptest.NewServer(as.Protect(fixture.HTTPHandler(fixture.Options{Stderr: rec, Only: []string{"echo"}}), func() string { return srv.URL + "/mcp" }))
+	defer srv.Close()
+	dir := t.TempDir()
+	config := filepath.Join(dir, "cordis.yml")
+	yml := "- id: web\n  name: mcp-client\n  config: {serverName: web, transport: streamable-http, url: '" + srv.URL + "/mcp'}\n"
+	if err := os.WriteFile(config, []byte(yml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(dir, "state")
+	lookup := func(k string) (string, bool) {
+		if k == "XDG_STATE_HOME" {
+			return state, true
+		}
+		return "", false
+	}
+	var all strings.Builder
+	run := func(stdin io.Reader, args ...string) (int, string, string) {
+		t.Helper()
+		var out, errOut strings.Builder
+		code := Main(context.Background(), append([]string{"-c", config, "--wait", "10s"}, args...), Env{Stdin: stdin, Stdout: &out, Stderr: &errOut, Lookup: lookup})
+		all.WriteString(out.String() + errOut.String())
+		return code, out.String(), errOut.String()
+	}
+
+	code, out, errOut := run(strings.NewReader(""), "status")
+	if code != ExitFailure || !strings.Contains(out, "needs-login") || !strings.Contains(out, "run `harness login web`") {
+		t.Fatalf("status before the login: %d\n%s\n%s", code, out, errOut)
+	}
+	code, _, errOut = run(strings.NewReader(""), "call", "mcp__web__echo", `{"message":"x"}`)
+	if code != ExitFailure || !strings.Contains(errOut, "needs a login: run `harness login web`") {
+		t.Fatalf("call before the login: %d\n%s", code, errOut)
+	}
+
+	// login --no-browser --json: the URL is an event on stdout; the test
+	// is the person who opens it.
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	var errBuf strings.Builder
+	go func() {
+		done <- Main(context.Background(), []string{"-c", config, "login", "web", "--no-browser", "--json"}, Env{Stdin: strings.NewReader(""), Stdout: pw, Stderr: &errBuf, Lookup: lookup})
+		pw.Close()
+	}()
+	sc := bufio.NewScanner(pr)
+	var events []map[string]any
+	for sc.Scan() {
+		all.WriteString(sc.Text() + "\n")
+		var ev map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("login --json printed %q", sc.Text())
+		}
+		events = append(events, ev)
+		if ev["type"] == "authorize" {
+			if _, err := oauthtest.FollowHeadless(ev["url"].(string)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if c := <-done; c != 0 || len(events) != 2 || events[1]["type"] != "done" || events[1]["issuer"] != as.URL {
+		t.Fatalf("login: exit %d, events %v, stderr %s", c, events, errBuf.String())
+	}
+	files, _ := filepath.Glob(filepath.Join(state, "harness", "oauth", "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("token files %v", files)
+	}
+	if fi, err := os.Stat(files[0]); err != nil || (runtime.GOOS != "windows" && fi.Mode().Perm() != 0o600) {
+		t.Fatalf("token file %v, %v", fi.Mode(), err)
+	}
+	token, _ := os.ReadFile(files[0])
+	var stored struct{ AccessToken, RefreshToken string }
+	json.Unmarshal(token, &stored)
+
+	code, out, errOut = run(strings.NewReader(""), "call", "mcp__web__echo", `{"message":"x"}`, "--log-level", "debug")
+	if code != 0 || out != "echo: x\n" {
+		t.Fatalf("call after the login: %d %q %s", code, out, errOut)
+	}
+	code, out, _ = run(strings.NewReader(""), "status", "--json")
+	if code != 0 || !strings.Contains(out, `"loggedIn": true`) || !strings.Contains(out, `"state": "ready"`) {
+		t.Fatalf("status --json after the login: %d\n%s", code, out)
+	}
+
+	code, out, errOut = run(strings.NewReader(""), "logout", "web")
+	if code != 0 || !strings.Contains(out, "deleted and revoked") {
+		t.Fatalf("logout: %d %s %s", code, out, errOut)
+	}
+	if as.Count("revoke") == 0 {
+		t.Fatal("logout revoked nothing")
+	}
+	code, out, _ = run(strings.NewReader(""), "status")
+	if code != ExitFailure || !strings.Contains(out, "needs-login") {
+		t.Fatalf("status after the logout: %d\n%s", code, out)
+	}
+	code, _, errOut = run(strings.NewReader(""), "login", "nope")
+	if code != ExitUsage || !strings.Contains(errOut, `no enabled entry "nope"`) {
+		t.Fatalf("login of an unknown entry: %d %s", code, errOut)
+	}
+	for _, v := range []string{stored.AccessToken, stored.RefreshToken} {
+		if v == "" || strings.Contains(all.String(), v) {
+			t.Fatalf("a token (%q) is in the output:\n%s", v, all.String())
+		}
+	}
+}
