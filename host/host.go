@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -30,7 +31,15 @@ type Options struct {
 	// redacts them. Default: a new, empty set. The caller seeds it with the
 	// ambient credentials it knows of ([secret.Set.AddEnviron]).
 	Secrets *secret.Set
+	// SlowHook is how long Apply, TakeOver or Reconfigure may run before the
+	// host logs a warning naming the entry and the method: they run on the
+	// host's goroutine and must not block, and every change of the host
+	// waits behind one that does. Default 5s.
+	SlowHook time.Duration
 }
+
+// DefaultSlowHook is [Options.SlowHook] when it is zero.
+const DefaultSlowHook = 5 * time.Second
 
 // DefaultDisposeTimeout bounds the disposal of one instance when
 // [Options.DisposeTimeout] is zero.
@@ -44,6 +53,7 @@ type Host struct {
 	log            *slog.Logger
 	env            jsexpr.Env
 	disposeTimeout time.Duration
+	slowHook       time.Duration
 	secrets        *secret.Set
 	root           *fiber.Fiber
 
@@ -106,6 +116,7 @@ func New(opts Options) *Host {
 	h := &Host{
 		log:            opts.Logger,
 		disposeTimeout: opts.DisposeTimeout,
+		slowHook:       cmp.Or(opts.SlowHook, DefaultSlowHook),
 		secrets:        opts.Secrets,
 		entries:        map[string]*entry{},
 		services:       map[string]*service{},
@@ -423,7 +434,10 @@ func (h *Host) reconfigure(e *entry, spec *Entry) bool {
 		if !ok {
 			return false
 		}
-		if err := rc.Reconfigure(fresh); err != nil {
+		done := h.watchdog(inst.log, "Reconfigure")
+		err := rc.Reconfigure(fresh)
+		done()
+		if err != nil {
 			inst.log.Info("live settings refused; re-creating the instance", "err", err)
 			return false
 		}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/harness-go/harness/fiber"
 )
@@ -94,7 +96,10 @@ func (h *Host) apply(e *entry, pred *instance) {
 	inst.unset = r.unset
 
 	ctx := &Context{host: h, inst: inst}
-	if err := safeApply(plugin, ctx); err != nil {
+	done := h.watchdog(log, "Apply")
+	err = safeApply(plugin, ctx)
+	done()
+	if err != nil {
 		h.abort(inst, fmt.Errorf("entry %q: apply: %w", e.spec.ID, err))
 		return
 	}
@@ -107,6 +112,31 @@ func (h *Host) apply(e *entry, pred *instance) {
 	}
 	// The entries waiting for a service this one provides are applied by
 	// the caller's wakePending (Provide also queues one).
+}
+
+// watchdog bounds a plugin method that runs on the host's goroutine the way
+// fx bounds its hooks, by telling: when the method has not returned within
+// [Options.SlowHook], log (whose records carry the entry) warns that it
+// blocks the host, naming the method; once it returns, how long it took.
+// Call the returned function when the method returns.
+func (h *Host) watchdog(log *slog.Logger, method string) (returned func()) {
+	start := time.Now()
+	var mu sync.Mutex
+	warned := false
+	t := time.AfterFunc(h.slowHook, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		warned = true
+		log.Warn(method+" has not returned: it blocks the host, whose every change waits for it", "method", method, "after", h.slowHook)
+	})
+	return func() {
+		t.Stop()
+		mu.Lock()
+		defer mu.Unlock()
+		if warned {
+			log.Warn(method+" returned, late", "method", method, "took", time.Since(start).Round(time.Millisecond))
+		}
+	}
 }
 
 // safeApply calls Apply, turning a panic into an error that keeps its stack
@@ -173,7 +203,10 @@ func (h *Host) promote(e *entry, st State, stErr error) {
 	if prev != nil {
 		pred = prev.plugin
 	}
-	if err := safeTakeOver(next.plugin, pred); err != nil {
+	done := h.watchdog(next.log, "TakeOver")
+	err := safeTakeOver(next.plugin, pred)
+	done()
+	if err != nil {
 		h.reloadFailed(next, fmt.Errorf("entry %q: take over: %w", e.spec.ID, err))
 		return
 	}

@@ -55,7 +55,9 @@ type Kind struct {
 type Plugin interface {
 	// Apply starts the instance inside ctx's fiber. It must not block on
 	// slow work: start goroutines with [Context.Go] and report initial work
-	// with [Context.Begin].
+	// with [Context.Begin]. The host logs a warning naming the entry when
+	// Apply (or TakeOver, or Reconfigure) runs longer than
+	// [Options.SlowHook].
 	Apply(ctx *Context) error
 }
 
