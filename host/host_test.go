@@ -802,3 +802,20 @@ func TestCancelledLoadDoesNotHappen(t *testing.T) {
 		t.Fatalf("the cancelled load ran: %q", got)
 	}
 }
+
+// A typed key is its service's name: what the host provides by key a
+// plugin finds by name, and the other way round; the value keeps its type.
+func TestKeyIsTheServiceOfItsName(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	key := host.NewKey[*recorder](recorderService)
+	if key.Name() != recorderService {
+		t.Fatalf("Name() = %q", key.Name())
+	}
+	if err := key.ProvideBy(fx.h, newRecorder()); err == nil || !strings.Contains(err.Error(), `service "recorder" is already provided by the host`) {
+		t.Fatalf("a second provider by key: %v", err)
+	}
+	if err := tools.Key.ProvideBy(fx.h, tools.New()); err == nil {
+		t.Fatal("the tools service was provided twice")
+	}
+}

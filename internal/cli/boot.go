@@ -103,10 +103,8 @@ func boot(o *options, env Env) (*harness, *host.File, error) {
 	web.SetHostOptions(h, webHostOptions(h, o, env, pages))
 	reg := tools.New(tools.WithLogger(log))
 	agents := agent.NewDirectory()
-	for name, svc := range map[string]any{tools.Service: reg, agent.DirectoryService: agents} {
-		if err := h.Provide(name, svc); err != nil {
-			return nil, nil, err
-		}
+	if err := errors.Join(tools.Key.ProvideBy(h, reg), agent.DirectoryKey.ProvideBy(h, agents)); err != nil {
+		return nil, nil, err
 	}
 	return &harness{o: o, env: env, log: log, host: h, tools: reg, agents: agents, logs: pages}, f, nil
 }

@@ -15,6 +15,9 @@ import (
 // id, and whoever talks to a model (the CLI) finds it there.
 const DirectoryService = "agents"
 
+// DirectoryKey is the directory's service key.
+var DirectoryKey = host.NewKey[*Directory](DirectoryService)
+
 // Directory holds the running agents by entry id. It is safe for
 // concurrent use.
 type Directory struct {
@@ -30,7 +33,7 @@ func NewDirectory() *Directory {
 
 // DirectoryFrom returns the directory injected into a plugin instance.
 func DirectoryFrom(ctx *host.Context) (*Directory, error) {
-	return host.Use[*Directory](ctx, DirectoryService)
+	return DirectoryKey.From(ctx)
 }
 
 // Register adds a under id until f is disposed.

@@ -31,6 +31,10 @@ import (
 // Service is the name under which the host provides the registry.
 const Service = "tools"
 
+// Key is the registry's service key: Key.From(ctx) in a plugin's Apply,
+// Key.ProvideBy(h, reg) in a program.
+var Key = host.NewKey[*Registry](Service)
+
 // NamePattern is the function-name contract of the model APIs we target.
 var NamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
@@ -201,9 +205,7 @@ func WithLogger(log *slog.Logger) Option {
 }
 
 // From returns the registry injected into a plugin instance.
-func From(ctx *host.Context) (*Registry, error) {
-	return host.Use[*Registry](ctx, Service)
-}
+func From(ctx *host.Context) (*Registry, error) { return Key.From(ctx) }
 
 // Register adds tools, all or none, and ties them to f: they are removed when
 // f is disposed, or earlier through the returned release function. A name

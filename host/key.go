@@ -1,0 +1,31 @@
+package host
+
+// Key names a service and the type of its value, so that providing and
+// using it is checked by the compiler rather than by a string and an
+// assertion at run time:
+//
+//	var Tools = host.NewKey[*Registry]("tools")
+//	reg, err := Tools.From(ctx)   // a *Registry
+//	err = Tools.ProvideBy(h, reg) // only a *Registry
+//
+// Kinds list a key's [Key.Name] in Inject and Provides. A key and the
+// string it names are the same service: [Use] and [Context.Service] find
+// it too.
+type Key[T any] struct{ name string }
+
+// NewKey returns the key of the service name, whose value is a T.
+func NewKey[T any](name string) Key[T] { return Key[T]{name: name} }
+
+// Name is the service's name, for Kind.Inject and Kind.Provides.
+func (k Key[T]) Name() string { return k.name }
+
+// From returns the service injected into the instance of ctx (see
+// [Context.Service]).
+func (k Key[T]) From(ctx *Context) (T, error) { return Use[T](ctx, k.name) }
+
+// Provide offers v from the instance of ctx (see [Context.Provide]).
+func (k Key[T]) Provide(ctx *Context, v T) error { return ctx.Provide(k.name, v) }
+
+// ProvideBy offers v from the host itself (see [Host.Provide]): the
+// program's own services, provided before a load.
+func (k Key[T]) ProvideBy(h *Host, v T) error { return h.Provide(k.name, v) }
