@@ -17,10 +17,10 @@
 //	func main() { harnesscmd.Main() }
 //
 // cmd/harness is exactly that, without a kind of its own; examples/sibling
-// is a module built this way. The commands ask and serve (and run, which
-// serves mcp-server entries) are built on the agent and mcp-server plugins,
-// so a binary of this package always has those two kinds; echo and
-// mcp-client are there only when imported. docs/rfc/0001-host.md says why
+// is a module built this way. The commands ask, serve and web (and run,
+// which serves mcp-server and web entries) are built on the agent,
+// mcp-server and web plugins, so a binary of this package always has those
+// three kinds; echo and mcp-client are there only when imported. docs/rfc/0001-host.md says why
 // the entry point is a package of its own.
 package harnesscmd
 

@@ -4,9 +4,9 @@
 //
 //	import _ "github.com/harness-go/harness/plugins/bundled"
 //
-// agent and mcp-server are linked by harnesscmd anyway (ask, the console
-// and serve are built on them); they are listed so that this package is
-// the bundled set whatever the CLI links.
+// agent, mcp-server and web are linked by harnesscmd anyway (ask, the
+// console, serve and harness web are built on them); they are listed so
+// that this package is the bundled set whatever the CLI links.
 package bundled
 
 import (
