@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 	"sync"
 	"time"
 
@@ -292,6 +291,9 @@ func (h *Host) Load(ctx context.Context, f *File) (*Plan, error) {
 	return r.plan, r.err
 }
 
+// load checks f and carries out the reload: Reconcile plans it, facts
+// gathers what the running entries allow, decide turns both into steps,
+// and load executes them (stop, swap the tables, start or replace).
 func (h *Host) load(f *File) (*Plan, error) {
 	h.mu.Lock()
 	closed := h.closed
@@ -311,49 +313,60 @@ func (h *Host) load(f *File) (*Plan, error) {
 		running = h.file.Entries
 	}
 	plan := Reconcile(running, f.Entries)
+	st := decide(plan, h.gatherFacts(plan, f, checked.plugins))
+	plan.Fallback = st.fallback
+	h.stopFor(st)
+	order := h.swap(f, st)
+	h.startFor(plan, st, order)
+	h.wakePending()
+	if !plan.Empty() {
+		h.log.Info("configuration applied", "file", f.Path, "changes", plan.String())
+	}
+	h.emit(Event{Type: Reloaded, Plan: plan})
+	return plan, nil
+}
+
+// gatherFacts gathers what decide needs of the running entries. It tries the
+// live updates of the plan first: an instance that takes the live settings
+// has applied them.
+func (h *Host) gatherFacts(plan *Plan, f *File, decoded map[string]decodedEntry) facts {
+	fs := facts{updated: map[string]bool{}, serving: map[string]bool{}, claimed: map[string]bool{}}
 	specs := make(map[string]*Entry, len(f.Entries))
 	for _, spec := range f.Entries {
 		specs[spec.ID] = spec
 	}
-
-	// What the plan leaves to the moment: a live update of an entry with
-	// nothing running, or that its plugin refuses, is a restart; so is a
-	// replacement whose old instance does not serve, or holds a value that
-	// another entry of the file claims (that entry must not find it taken).
-	stopIDs := slices.Clone(plan.Stop)
-	restart := map[string]bool{}
-	for _, id := range plan.Start {
-		restart[id] = true
-	}
 	for _, id := range plan.Update {
-		if !h.reconfigure(h.entries[id], specs[id]) {
-			stopIDs = append(stopIDs, id)
-			restart[id] = true
-		}
+		fs.updated[id] = h.reconfigure(h.entries[id], specs[id])
 	}
-	replace := map[string]bool{}
 	for _, id := range plan.Replace {
-		if e := h.entries[id]; h.canReplace(e, checked.plugins) {
-			replace[id] = true
-		} else {
-			stopIDs = append(stopIDs, id)
-			restart[id] = true
-		}
+		e := h.entries[id]
+		fs.serving[id] = serving(e)
+		fs.claimed[id] = fs.serving[id] && h.claimed(e, decoded)
 	}
+	return fs
+}
 
-	// Every disposal finishes before any apply starts: that of a successor
-	// still starting for an entry replaced again too (it never served, and
-	// may hold a value an entry of the new file claims).
-	for id := range replace {
+// stopFor carries out the stops of st. Every disposal finishes before any
+// apply starts: that of a successor still starting for an entry replaced
+// again too (it never served, and may hold a value an entry of the new
+// file claims).
+func (h *Host) stopFor(st steps) {
+	for id := range st.replace {
 		h.dropNext(h.entries[id])
 	}
 	var stops []stopping
-	for _, id := range stopIDs {
+	for _, id := range st.stop {
 		if e := h.entries[id]; e != nil {
 			stops = append(stops, stopping{e: e, next: Stopped})
 		}
 	}
 	h.stopAll(stops)
+}
+
+// swap makes f the host's file: its entries, in its order, keep their
+// running state; entries it no longer has are stopped, and those it
+// disables are disabled. It returns the file's order of ids.
+func (h *Host) swap(f *File, st steps) []string {
 	h.mu.Lock()
 	next := make(map[string]*entry, len(f.Entries))
 	order := make([]string, 0, len(f.Entries))
@@ -364,7 +377,7 @@ func (h *Host) load(f *File) (*Plan, error) {
 		if e == nil {
 			e = &entry{state: Stopped}
 		}
-		if e.spec != nil && e.spec.digest != spec.digest && !replace[spec.ID] && !slices.Contains(plan.Update, spec.ID) {
+		if e.spec != nil && e.spec.digest != spec.digest && !st.keepLast[spec.ID] {
 			e.last = nil
 		}
 		e.spec, e.kind = spec, kind
@@ -386,12 +399,20 @@ func (h *Host) load(f *File) (*Plan, error) {
 			h.setState(e, Disabled, nil, nil)
 		}
 	}
+	return order
+}
+
+// startFor applies, in the file's order, the entries st starts afresh and
+// the successors of those it replaces, and records in plan which
+// replacements started (Replacing) and which failed as they were applied
+// (Kept: the previous instance serves on).
+func (h *Host) startFor(plan *Plan, st steps, order []string) {
 	for _, id := range order {
 		switch {
-		case restart[id]:
-			h.start(next[id])
-		case replace[id]:
-			e := next[id]
+		case st.start[id]:
+			h.start(h.entries[id])
+		case st.replace[id]:
+			e := h.entries[id]
 			h.replace(e)
 			h.mu.Lock()
 			// apply clears the note; one now is the successor's failure.
@@ -403,12 +424,6 @@ func (h *Host) load(f *File) (*Plan, error) {
 			h.mu.Unlock()
 		}
 	}
-	h.wakePending()
-	if !plan.Empty() {
-		h.log.Info("configuration applied", "file", f.Path, "changes", plan.String())
-	}
-	h.emit(Event{Type: Reloaded, Plan: plan})
-	return plan, nil
 }
 
 // reconfigure applies the live keys of spec to e's running instances
@@ -446,15 +461,18 @@ func (h *Host) reconfigure(e *entry, spec *Entry) bool {
 	return true
 }
 
-// canReplace reports whether e can make before it breaks: its instance
-// serves, and no other entry of the new file claims a value it holds.
-func (h *Host) canReplace(e *entry, decoded map[string]decodedEntry) bool {
-	if e == nil || e.inst == nil || e.inst.plugin == nil || (e.state != Ready && e.state != Reconnecting) {
-		return false
-	}
+// serving reports whether e's instance serves (ready or reconnecting), so
+// that a successor can start beside it.
+func serving(e *entry) bool {
+	return e != nil && e.inst != nil && e.inst.plugin != nil && (e.state == Ready || e.state == Reconnecting)
+}
+
+// claimed reports whether another entry of the new file claims a value
+// (Uniquer) that e's running instance holds.
+func (h *Host) claimed(e *entry, decoded map[string]decodedEntry) bool {
 	held, ok := e.inst.plugin.(Uniquer)
 	if !ok {
-		return true
+		return false
 	}
 	for field, value := range held.Unique() {
 		for id, d := range decoded {
@@ -462,11 +480,11 @@ func (h *Host) canReplace(e *entry, decoded map[string]decodedEntry) bool {
 				continue
 			}
 			if u, ok := d.plugin.(Uniquer); ok && u.Unique()[field] == value {
-				return false
+				return true
 			}
 		}
 	}
-	return true
+	return false
 }
 
 // replace starts a successor of e beside the instance that serves (rule

@@ -29,9 +29,12 @@ type Plan struct {
 	// Replacing lists the ids of Replace whose new instance started beside
 	// the old one (its outcome, ready or failed, comes later), and Kept
 	// those whose new instance failed as it was applied, so that the
-	// previous one still serves. Reconcile leaves both empty; [Host.Load]
-	// fills them in the plan it returns and reports.
-	Replacing, Kept []string
+	// previous one still serves. Fallback lists the ids of Update and
+	// Replace that were stopped and started instead (nothing ran, the
+	// plugin refused the live settings, the old instance did not serve, or
+	// another entry claims a value it holds). Reconcile leaves the three
+	// empty; [Host.Load] fills them in the plan it returns and reports.
+	Replacing, Kept, Fallback []string
 }
 
 // Reconcile compares the running entries with the desired ones. It is a pure
