@@ -52,14 +52,14 @@ func TestReconcile(t *testing.T) {
 		{"disabled", a + b, aD + b, []string{"a"}, nil, nil, nil, "disabled a"},
 		{"enabled", aD + b, a + b, nil, []string{"a"}, nil, nil, "enabled a"},
 		{"disabled entry removed", a + bD, a, nil, nil, nil, nil, "removed b"},
-		{"disabled entry changed", bD, "- id: b\n  name: probe\n  disabled: true\n  config: {label: x}\n", nil, nil, nil, nil, "restarted b"},
+		{"disabled entry changed", bD, "- id: b\n  name: probe\n  disabled: true\n  config: {label: x}\n", nil, nil, nil, nil, "changed b (disabled: nothing runs)"},
 		{"reordered only", a + b, b + a, nil, nil, nil, nil, "no changes"},
 		{"everything at once", a + b + c, b + a2 + "- id: d\n  name: probe\n", []string{"c", "a"}, []string{"a", "d"}, nil, nil, "added d; restarted a; removed c"},
 		{"a kind that makes before it breaks", r1 + a, r2 + a, nil, nil, []string{"r"}, nil, "restarted r"},
 		{"live keys only", r1 + a, r1f + a, nil, nil, nil, []string{"r"}, "updated r"},
 		{"to another kind: stop first", r1, rP, []string{"r"}, []string{"r"}, nil, nil, "restarted r"},
-		{"disabled, with a live key changed", r1, rD, []string{"r"}, nil, nil, nil, "restarted r"},
-		{"re-enabled", rD, r1, nil, []string{"r"}, nil, nil, "restarted r"},
+		{"disabled, with a live key changed", r1, rD, []string{"r"}, nil, nil, nil, "disabled r"},
+		{"re-enabled, with its config changed", rD, r1, nil, []string{"r"}, nil, nil, "enabled r"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -150,6 +150,9 @@ func (r *relay) Drain(context.Context) {
 
 func (r *relay) Reconfigure(next host.Plugin) error {
 	n := next.(*relay)
+	if n.Speed < 0 {
+		return errors.New("a negative speed is refused in place")
+	}
 	r.rec.add("%s speed %d→%d (%s)", r.ctx.ID(), r.Speed, n.Speed, r.Label)
 	r.Speed = n.Speed
 	return nil
@@ -553,6 +556,30 @@ func TestReloadSaysWhichEntriesKeptTheirInstance(t *testing.T) {
 	plan = fx.mustLoad(relayEntry("a", "a1", ", reserve: x") + relayEntry("b", "b3", ", reserve: z"))
 	if len(plan.Kept) != 0 || !slices.Equal(plan.Replacing, []string{"b"}) || plan.String() != "replacing b" {
 		t.Fatalf("plan = %q, Kept %v, Replacing %v", plan.String(), plan.Kept, plan.Replacing)
+	}
+}
+
+// A live edit the plugin refuses is a restart, and the reload says
+// "restarted", not "updated".
+func TestRefusedLiveEditIsReportedAsARestart(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	fx.mustLoad(relayEntry("a", "v1", ", speed: 1"))
+	fx.settle()
+	plan := fx.mustLoad(relayEntry("a", "v1", ", speed: 2"))
+	if got := plan.String(); got != "updated a" {
+		t.Fatalf("plan = %q, want updated a", got)
+	}
+	fx.settle()
+	fx.rec.reset()
+	plan = fx.mustLoad(relayEntry("a", "v1", ", speed: -1"))
+	if got := plan.String(); got != "restarted a" || !slices.Equal(plan.Fallback, []string{"a"}) {
+		t.Fatalf("plan = %q, Fallback %v; want restarted a", got, plan.Fallback)
+	}
+	fx.settle()
+	fx.waitFor("a dispose v1")
+	if got := fx.rec.events(); !slices.Contains(got, "a apply v1") {
+		t.Fatalf("events %v, want a restart (dispose, apply)", got)
 	}
 }
 

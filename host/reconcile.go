@@ -24,7 +24,12 @@ type Plan struct {
 	// restart when nothing runs or the plugin refuses.
 	Update []string
 
-	Added, Changed, Removed, Enabled, Disabled, Unchanged []string
+	// The report, for people: what became of each entry. Changed entries
+	// are enabled before and after; an entry enabled or disabled by the
+	// edit is Enabled or Disabled whether or not its configuration changed
+	// too; Idle lists the disabled entries whose configuration changed
+	// (nothing starts or stops).
+	Added, Changed, Removed, Enabled, Disabled, Unchanged, Idle []string
 
 	// Replacing lists the ids of Replace whose new instance started beside
 	// the old one (its outcome, ready or failed, comes later), and Kept
@@ -57,13 +62,13 @@ func Reconcile(running, desired []*Entry) *Plan {
 		switch {
 		case !kept:
 			p.Removed = append(p.Removed, o.ID)
+		case !o.Disabled && n.Disabled:
+			p.Disabled = append(p.Disabled, o.ID)
 		case o.digest != n.digest:
 			if liveOnly(o, n) || replaceable(o, n) {
 				continue
 			}
 			// Changed; reported in desired order below.
-		case !o.Disabled && n.Disabled:
-			p.Disabled = append(p.Disabled, o.ID)
 		default:
 			continue
 		}
@@ -78,20 +83,25 @@ func Reconcile(running, desired []*Entry) *Plan {
 		switch {
 		case !existed:
 			p.Added = append(p.Added, n.ID)
-		case o.digest != n.digest && liveOnly(o, n):
+		case o.Disabled && !n.Disabled:
+			p.Enabled = append(p.Enabled, n.ID)
+		case o.digest == n.digest:
+			p.Unchanged = append(p.Unchanged, n.ID)
+			continue
+		case n.Disabled:
+			if o.Disabled {
+				p.Idle = append(p.Idle, n.ID)
+			}
+			continue // else reported as Disabled above
+		case liveOnly(o, n):
 			p.Update = append(p.Update, n.ID)
 			continue
-		case o.digest != n.digest:
+		default:
 			p.Changed = append(p.Changed, n.ID)
 			if replaceable(o, n) {
 				p.Replace = append(p.Replace, n.ID)
 				continue
 			}
-		case o.Disabled && !n.Disabled:
-			p.Enabled = append(p.Enabled, n.ID)
-		default:
-			p.Unchanged = append(p.Unchanged, n.ID)
-			continue
 		}
 		if !n.Disabled {
 			p.Start = append(p.Start, n.ID)
@@ -124,7 +134,7 @@ func reverse(s []string) {
 
 // Empty reports whether the plan changes nothing.
 func (p *Plan) Empty() bool {
-	return len(p.Added)+len(p.Changed)+len(p.Update)+len(p.Removed)+len(p.Enabled)+len(p.Disabled) == 0
+	return len(p.Added)+len(p.Changed)+len(p.Update)+len(p.Removed)+len(p.Enabled)+len(p.Disabled)+len(p.Idle) == 0
 }
 
 func (p *Plan) String() string {
@@ -134,14 +144,25 @@ func (p *Plan) String() string {
 	restarted := slices.DeleteFunc(slices.Clone(p.Changed), func(id string) bool {
 		return slices.Contains(p.Kept, id) || slices.Contains(p.Replacing, id)
 	})
+	var updated []string
+	for _, id := range p.Update {
+		if slices.Contains(p.Fallback, id) {
+			restarted = append(restarted, id) // the live settings did not take
+		} else {
+			updated = append(updated, id)
+		}
+	}
 	var parts []string
 	for _, g := range []struct {
 		verb string
 		ids  []string
-	}{{"added", p.Added}, {"restarted", restarted}, {"replacing", p.Replacing}, {"updated", p.Update}, {"removed", p.Removed}, {"enabled", p.Enabled}, {"disabled", p.Disabled}} {
+	}{{"added", p.Added}, {"restarted", restarted}, {"replacing", p.Replacing}, {"updated", updated}, {"removed", p.Removed}, {"enabled", p.Enabled}, {"disabled", p.Disabled}} {
 		if len(g.ids) > 0 {
 			parts = append(parts, fmt.Sprintf("%s %s", g.verb, strings.Join(g.ids, ", ")))
 		}
+	}
+	if len(p.Idle) > 0 {
+		parts = append(parts, fmt.Sprintf("changed %s (disabled: nothing runs)", strings.Join(p.Idle, ", ")))
 	}
 	if len(p.Kept) > 0 {
 		parts = append(parts, fmt.Sprintf("kept the running %s (the new instance failed)", strings.Join(p.Kept, ", ")))
