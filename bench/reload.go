@@ -45,7 +45,7 @@ type ReloadResult struct {
 // and measures each edit until the new tools are visible.
 //
 // The edits run on a [reloadRig], which a measurement of calls made while
-// the entry is edited (DESIGN §14: 16 callers during 50 edits) can share.
+// the entry is edited (docs/benchmarks.md, "Reload latency": 16 callers during 50 edits) can share.
 func RunReload(ctx context.Context, bins *Binaries, dir string, n int, log *slog.Logger) (*ReloadResult, error) {
 	r, err := newReloadRig(ctx, bins, dir, log)
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 	"github.com/harness-go/harness/plugins/tools"
 )
 
-// LoadResult is the reload under load of DESIGN §14: callers call one
+// LoadResult is the reload under load of docs/benchmarks.md: callers call one
 // entry's tool without pause while its args are edited.
 type LoadResult struct {
 	Callers, Edits int

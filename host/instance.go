@@ -256,7 +256,7 @@ func (h *Host) reloadFailed(next *instance, cause error) {
 	case reconnecting:
 		// The predecessor's connection is gone and it was retrying with
 		// the configuration the edit replaced: the edit ends its retries
-		// (DESIGN §16.1), and the entry fails with what the new one said.
+		// (docs/rfc/0001-host.md, "Make before break"), and the entry fails with what the new one said.
 		h.stop(e, Failed, cause)
 		return
 	}

@@ -584,7 +584,7 @@ func TestRefusedLiveEditIsReportedAsARestart(t *testing.T) {
 }
 
 // An edit of an entry that is reconnecting whose new instance fails ends
-// the old one's retries (DESIGN §16.1): nothing serves, so nothing is said
+// the old one's retries (docs/rfc/0001-host.md): nothing serves, so nothing is said
 // to be "still serving"; the entry fails with the new instance's error.
 func TestEditWhileReconnectingThatFails(t *testing.T) {
 	t.Parallel()

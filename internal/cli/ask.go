@@ -46,7 +46,7 @@ func ask(ctx context.Context, o *options, env Env) error {
 	}
 	return oneShot(ctx, o, env, func(ctx context.Context, hs *harness, progress *reporter) error {
 		// A failure is said once: as the error event with --json (stderr
-		// carries logs only, DESIGN §16.15), else on stderr.
+		// carries logs only, docs/rfc/0004-agent.md), else on stderr.
 		fail := func(code int, msg string) error {
 			if o.json {
 				b, _ := agent.Event{Type: agent.EventError, Message: msg}.MarshalJSON()

@@ -163,8 +163,8 @@ func (hs *harness) report(timedOut, ignoreReconnecting bool) bool {
 	return bad
 }
 
-// problem is the rule of report and status (DESIGN §13): what is wrong
-// with e, for a person ("" if nothing), and whether it makes the exit code
+// problem is the rule of report and status (the README's exit codes):
+// what is wrong with e, for a person ("" if nothing), and whether it makes the exit code
 // 1. Failed counts; so do reconnecting and a failed reload while the
 // previous instance serves (the note), unless ignoreReconnecting; and not
 // settled, when the caller waited the whole bound (timedOut). A pending

@@ -36,7 +36,7 @@ func init() {
 	host.Register(host.Kind{Name: "cli-test-shaky", MakeBeforeBreak: true, New: func() host.Plugin { return &shaky{} }})
 }
 
-// The exit decision of tools and status (DESIGN §13): an entry that is
+// The exit decision of tools and status (the README's exit codes): an entry that is
 // reconnecting, or failed, or whose reload failed while the previous
 // instance serves, makes it 1; call ignores one that reconnects or a failed
 // reload (it cares about its own tool); an entry that serves is no problem.

@@ -308,8 +308,9 @@ func (w *LogWatch) Wait(t testing.TB, within time.Duration, what string, n int, 
 	}
 }
 
-// SeedsExample is the seeds' two-entry cordis.yml (DESIGN §5), unchanged: it
-// must load as it is.
+// SeedsExample is the two-entry cordis.yml of the mcp-client plugin's
+// specification (docs/rfc/0003-mcp-client.md), unchanged: it must load as
+// it is.
 const SeedsExample = `- id: mcp-github
   name: '@deepseek-ai/dsh-mcp-client'
   config:

@@ -11,7 +11,8 @@ import (
 	"github.com/harness-go/harness/plugins/tools"
 )
 
-// Defaults of the configuration (DESIGN §11, §16.11, §16.14).
+// Defaults of the configuration (docs/rfc/0004-agent.md, "Kind,
+// configuration, directory"; the README's agent reference).
 const (
 	DefaultBaseURL              = "https://api.deepseek.com"
 	DefaultModel                = "deepseek-v4-flash"

@@ -1,6 +1,6 @@
 //go:build live
 
-// The live smoke test (DESIGN §11): the agent against the real DeepSeek API.
+// The live smoke test (docs/rfc/0004-agent.md): the agent against the real DeepSeek API.
 // It is built only with the live tag, so CI never builds or skips it; run it
 // by hand, with a key:
 //

@@ -215,7 +215,7 @@ func TestConsoleAgentLiveEdit(t *testing.T) {
 
 // @dwmkerr/mock-llm, a third-party OpenAI-compatible mock, streams
 // content only and sends errors as a 200 stream with data: {"error": …}
-// (DESIGN §16.16): plain text and an in-stream error.
+// (docs/rfc/0004-agent.md): plain text and an in-stream error.
 func TestMockLLM(t *testing.T) {
 	t.Parallel()
 	bin := npmtest.Bin(t, "mock-llm")

@@ -1,7 +1,7 @@
 package e2e
 
 // Issue "the harness as people meet it": the command-line contract of
-// DESIGN §8 and the README, command by command.
+// The README, command by command.
 
 import (
 	"encoding/json"

@@ -159,7 +159,8 @@ func (s *session) signal(sig syscall.Signal) {
 	}
 }
 
-// publicName is DESIGN §7's public tool name, written from the spec.
+// publicName is the public tool name of docs/rfc/0003-mcp-client.md
+// ("Names"), written from its rule.
 func publicName(serverName, raw string) string {
 	joined := "mcp__" + serverName + "__" + raw
 	var b strings.Builder
@@ -185,7 +186,7 @@ func publicName(serverName, raw string) string {
 }
 
 // TestPublicNameVectors checks the tests' own copy of the naming algorithm
-// against the vectors of DESIGN §7, so the names the tests expect are right.
+// against the vectors of RFC 0003 ("Names"), so the names the tests expect are right.
 func TestPublicNameVectors(t *testing.T) {
 	t.Parallel()
 	for _, v := range []struct{ server, raw, want string }{

@@ -32,7 +32,7 @@ func jsonArg(t *testing.T, v any) string {
 }
 
 // A dotted tool name and a 100-character one get the exact public names of
-// DESIGN §7, and calls through those names reach the right raw tools.
+// docs/rfc/0003-mcp-client.md ("Names"), and calls through those names reach the right raw tools.
 func TestFixtureRewrittenToolNames(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -265,7 +265,7 @@ func TestSeedsConfigLiveRename(t *testing.T) {
 	}
 }
 
-// seedsExample is DESIGN §5's cordis.yml, unchanged.
+// seedsExample is the specification's two-entry cordis.yml, unchanged.
 const seedsExample = hosttest.SeedsExample
 
 func TestSeedsExampleValidates(t *testing.T) {

@@ -245,7 +245,7 @@ func TestServerTextCannotDriveTerminal(t *testing.T) {
 	}
 }
 
-// The findings of a hostile day (DESIGN §12): secrets that reached our
+// The findings of a hostile day (docs/RELIABILITY.md): secrets that reached our
 // output through a server's own words — its tools/list error (first listing
 // and re-sync), its serverInfo, its stderr — through another entry than the
 // one that holds them, JSON-escaped, URL-encoded, or cut at a clip boundary.

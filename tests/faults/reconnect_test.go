@@ -2,7 +2,7 @@
 
 package faults
 
-// Rows 11a–11e: connections that survive (DESIGN §13). A server that
+// Rows 11a–11e: connections that survive (docs/rfc/0003-mcp-client.md, "Connections that survive"). A server that
 // crashes again and again keeps its tools and answers between crashes; an
 // HTTP server restarted behind the harness is used again; a crash loop
 // leaks nothing; a one-shot call that times out tells the server before the
