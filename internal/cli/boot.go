@@ -164,11 +164,12 @@ func (hs *harness) report(timedOut, ignoreReconnecting bool) bool {
 }
 
 // problem is the rule of report and status (the README's exit codes):
-// what is wrong with e, for a person ("" if nothing), and whether it makes the exit code
-// 1. Failed counts; so do reconnecting and a failed reload while the
-// previous instance serves (the note), unless ignoreReconnecting; and not
-// settled, when the caller waited the whole bound (timedOut). A pending
-// entry that waits for a service nobody provides is said, not counted.
+// what is wrong with e, for a person ("" if nothing), and whether it makes
+// the exit code 1. Failed counts; so do reconnecting and a failed reload
+// while the previous instance serves (the note), unless ignoreReconnecting;
+// and not settled, when the caller waited the whole bound (timedOut). A
+// pending entry that waits for a service nobody provides is said, not
+// counted.
 func (hs *harness) problem(e host.EntryStatus, timedOut, ignoreReconnecting bool) (msg string, counts bool) {
 	switch {
 	case e.State == host.Failed:
