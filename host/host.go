@@ -75,7 +75,7 @@ type Host struct {
 	gen        uint64             // numbers the fibers of successors; host goroutine only
 	retiring   sync.WaitGroup     // replaced instances draining and disposing
 	drainCtx   context.Context    // ends when Close begins: drains stop
-	stopDrains context.CancelFunc //
+	stopDrains context.CancelFunc // ends drainCtx
 }
 
 type entry struct {
@@ -719,8 +719,9 @@ func (h *Host) settledLocked(e *entry, seen map[*entry]bool) bool {
 }
 
 // Wait blocks until cond holds for a snapshot, or ctx ends. It looks again
-// at every event of the host: it is a convenience over the event stream of
-// [Host.Subscribe], as [Host.Settle] is.
+// at every change of the host's entries (a broadcast channel beside the
+// event stream of [Host.Subscribe], not a subscription), as [Host.Settle]
+// does.
 func (h *Host) Wait(ctx context.Context, cond func([]EntryStatus) bool) error {
 	for {
 		h.mu.Lock()

@@ -100,8 +100,9 @@ const (
 	ReloadRejected
 )
 
-// Event is one thing that happened in a host. Logs, the console and tests
-// consume the same stream (see [Host.Subscribe]).
+// Event is one thing that happened in a host, as [Host.Subscribe] delivers
+// it: the console, the live lines and tests consume this stream. The host
+// logs the same transitions itself, where it emits them (setState).
 type Event struct {
 	Type EventType
 	Time time.Time

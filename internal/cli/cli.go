@@ -33,7 +33,7 @@ type Env struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
-	// Getenv reads the environment (for !!js); nil means os.LookupEnv.
+	// Lookup reads the environment (for !!js); nil means os.LookupEnv.
 	Lookup func(string) (string, bool)
 	// Signals delivers SIGINT/SIGTERM/SIGHUP; nil means none.
 	Signals <-chan os.Signal

@@ -52,9 +52,10 @@ var (
 	ErrStopped = errors.New("the agent's entry was stopped")
 )
 
-// Finish reasons the endpoint may end a stream with.
+// Finish reasons the endpoint may end a stream with that the loop acts on
+// (tool_calls needs nothing: a step with tool calls runs them whatever the
+// reason says).
 const (
-	finishToolCalls = "tool_calls"
 	// finishNoResource is DeepSeek's: the answer was cut because the
 	// inference system ran short; the request may be sent again.
 	finishNoResource = "insufficient_system_resource"
