@@ -64,7 +64,6 @@ type Host struct {
 	shared   map[any]any
 	sharedIn []any // keys of shared, in the order they were created
 	subs     map[*Subscription]struct{}
-	changed  chan struct{}
 	closed   bool
 
 	opsMu   sync.Mutex
@@ -121,7 +120,6 @@ func New(opts Options) *Host {
 		services:       map[string]*service{},
 		shared:         map[any]any{},
 		subs:           map[*Subscription]struct{}{},
-		changed:        make(chan struct{}),
 		opsWake:        make(chan struct{}, 1),
 		opsDone:        make(chan struct{}),
 	}
@@ -634,8 +632,6 @@ func (h *Host) emit(ev Event) {
 	for s := range h.subs {
 		s.push(ev)
 	}
-	close(h.changed)
-	h.changed = make(chan struct{})
 	h.mu.Unlock()
 }
 
@@ -719,23 +715,10 @@ func (h *Host) settledLocked(e *entry, seen map[*entry]bool) bool {
 }
 
 // Wait blocks until cond holds for a snapshot, or ctx ends. It looks again
-// at every change of the host's entries (a broadcast channel beside the
-// event stream of [Host.Subscribe], not a subscription), as [Host.Settle]
-// does.
+// at every event of the host: it is a function over a subscription to the
+// stream of [Host.Subscribe], as [Host.Settle] is.
 func (h *Host) Wait(ctx context.Context, cond func([]EntryStatus) bool) error {
-	for {
-		h.mu.Lock()
-		ch := h.changed
-		h.mu.Unlock()
-		if cond(h.Snapshot()) {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		}
-	}
+	return h.waitFor(ctx, func() bool { return cond(h.Snapshot()) })
 }
 
 // Settle waits until every entry is settled: ready, failed, disabled, or
@@ -743,26 +726,42 @@ func (h *Host) Wait(ctx context.Context, cond func([]EntryStatus) bool) error {
 func (h *Host) Settle(ctx context.Context) error {
 	// Wait(ctx, AllSettled), without a snapshot at every event: telling
 	// whether entries settled needs no plugin's status.
+	return h.waitFor(ctx, h.settled)
+}
+
+// waitFor subscribes, then checks holds now and after every event, until
+// it holds or ctx ends. Every change of an entry is an event, so none is
+// missed; once the stream ends (the host closed) nothing changes any more,
+// and only ctx can end the wait.
+func (h *Host) waitFor(ctx context.Context, holds func() bool) error {
+	sub := h.Subscribe()
+	defer sub.Close()
+	events := sub.C
 	for {
-		h.mu.Lock()
-		ch := h.changed
-		settled := true
-		for _, id := range h.order {
-			if !h.settledLocked(h.entries[id], map[*entry]bool{}) {
-				settled = false
-				break
-			}
-		}
-		h.mu.Unlock()
-		if settled {
+		if holds() {
 			return nil
 		}
 		select {
-		case <-ch:
+		case _, open := <-events:
+			if !open {
+				events = nil
+			}
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		}
 	}
+}
+
+// settled reports whether every entry is settled.
+func (h *Host) settled() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, id := range h.order {
+		if !h.settledLocked(h.entries[id], map[*entry]bool{}) {
+			return false
+		}
+	}
+	return true
 }
 
 // AllSettled reports whether every entry of a snapshot is settled.
