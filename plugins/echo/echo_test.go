@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -208,6 +209,34 @@ func TestCalls(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The package doc's cordis.yml is the model people copy: it must load as
+// it is, with its keys under config: (gofmt once flattened them).
+func TestPackageDocExampleLoads(t *testing.T) {
+	t.Parallel()
+	src, err := os.ReadFile("echo.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var yml strings.Builder
+	in := false
+	for _, line := range strings.Split(string(src), "\n") {
+		switch {
+		case line == "//\t# cordis.yml":
+			in = true
+		case in && strings.HasPrefix(line, "//\t"):
+			yml.WriteString(strings.TrimPrefix(line, "//\t") + "\n")
+		case in:
+			in = false
+		}
+	}
+	if yml.Len() == 0 {
+		t.Fatal("no cordis.yml example in the package doc")
+	}
+	fx := newFixture(t)
+	fx.mustLoad(yml.String())
+	fx.wantNames("demo_clock", "demo_echo", "demo_greet")
 }
 
 func TestPrefix(t *testing.T) {
