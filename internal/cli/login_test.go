@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/harness-go/harness/internal/fixture"
 	"github.com/harness-go/harness/internal/oauthtest"
@@ -54,6 +55,10 @@ func TestLoginLogoutThroughTheCLI(t *testing.T) {
 	code, out, errOut := run(strings.NewReader(""), "status")
 	if code != ExitFailure || !strings.Contains(out, "needs-login") || !strings.Contains(out, "run `harness login web`") {
 		t.Fatalf("status before the login: %d\n%s\n%s", code, out, errOut)
+	}
+	code, _, errOut = run(strings.NewReader(""), "tools")
+	if code != ExitFailure || !strings.Contains(errOut, "needs a login: run `harness login web`") {
+		t.Fatalf("tools before the login: %d\n%s", code, errOut)
 	}
 	code, _, errOut = run(strings.NewReader(""), "call", "mcp__web__echo", `{"message":"x"}`)
 	if code != ExitFailure || !strings.Contains(errOut, "needs a login: run `harness login web`") {
@@ -126,5 +131,64 @@ func TestLoginLogoutThroughTheCLI(t *testing.T) {
 		if v == "" || strings.Contains(all.String(), v) {
 			t.Fatalf("a token (%q) is in the output:\n%s", v, all.String())
 		}
+	}
+}
+
+// The console's /login ID: the address is shown (no display here), the
+// redirect comes to the loopback, and the entry of the running console
+// connects by itself; no paste is read from the console's stdin.
+func TestConsoleLogin(t *testing.T) {
+	as := oauthtest.NewAS(t)
+	_, rec := testlog.New(t)
+	var srv *httptest.Server
+	srv = httptest.NewServer(as.Protect(fixture.HTTPHandler(fixture.Options{Stderr: rec, Only: []string{"echo"}}), func() string { return srv.URL + "/mcp" }))
+	defer srv.Close()
+	dir := t.TempDir()
+	config := filepath.Join(dir, "cordis.yml")
+	yml := "- id: web\n  name: mcp-client\n  config: {serverName: web, transport: streamable-http, url: '" + srv.URL + "/mcp'}\n"
+	if err := os.WriteFile(config, []byte(yml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(dir, "state")
+	lookup := func(k string) (string, bool) {
+		if k == "XDG_STATE_HOME" {
+			return state, true
+		}
+		return "", false
+	}
+	r, w := io.Pipe()
+	out, errOut := newLines(), newLines()
+	code := make(chan int, 1)
+	go func() {
+		code <- Main(context.Background(), []string{"-c", config, "--wait", "10s"}, Env{Stdin: r, Stdout: out, Stderr: errOut, Lookup: lookup})
+		r.Close()
+	}()
+	errOut.waitFor(t, "needs a login")
+	io.WriteString(w, "/login web\n")
+	errOut.waitFor(t, "open this address")
+	var url string
+	for _, l := range strings.Split(errOut.String(), "\n") {
+		if u, ok := strings.CutPrefix(l, "  http://127.0.0.1:"); ok {
+			url = "http://127.0.0.1:" + u
+		}
+	}
+	if url == "" {
+		t.Fatalf("no address in:\n%s", errOut.String())
+	}
+	if _, err := oauthtest.FollowHeadless(url); err != nil {
+		t.Fatal(err)
+	}
+	out.waitFor(t, "logged in to web")
+	errOut.waitFor(t, "web ready")
+	io.WriteString(w, "/tools\n")
+	out.waitFor(t, "mcp__web__echo")
+	w.Close()
+	select {
+	case c := <-code:
+		if c != 0 {
+			t.Fatalf("exit %d\n%s", c, errOut.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the console did not exit")
 	}
 }

@@ -267,26 +267,11 @@ func (s *Store) Delete(server string) ([]*Record, error) {
 	return recs, errors.Join(errs...)
 }
 
-// Stamp is what tells a changed file: its modification time and size.
+// Stamp is what tells a change of the store for one server: the folder's
+// modification time (a file written by rename, or removed, changes it) and
+// the current file's time and size (a file rewritten in place). Two stats,
+// at every request of the server: no listing of the folder.
 type Stamp struct {
-	mod  time.Time
-	size int64
-	n    int
-}
-
-// Stamp returns the state of server's files, to notice a login made by
-// another process.
-func (s *Store) Stamp(server string) Stamp {
-	paths, _ := filepath.Glob(filepath.Join(s.Dir, hash(Canonical(server))+"-*.json"))
-	var st Stamp
-	for _, p := range paths {
-		if fi, err := os.Stat(p); err == nil {
-			if fi.ModTime().After(st.mod) {
-				st.mod = fi.ModTime()
-			}
-			st.size += fi.Size()
-			st.n++
-		}
-	}
-	return st
+	dir, file time.Time
+	size      int64
 }

@@ -34,10 +34,11 @@ type Tokens struct {
 	flow *Flow
 	now  func() time.Time
 
-	mu    sync.Mutex
-	rec   *Record
-	stamp Stamp
-	note  error // why the store's files could not be read
+	mu     sync.Mutex
+	rec    *Record
+	stamp  Stamp
+	loaded bool  // the store was read at least once
+	note   error // why the store's files could not be read
 }
 
 // NewTokens returns the tokens of f's server.
@@ -63,17 +64,39 @@ func (t *Tokens) Record() (*Record, error) {
 func (t *Tokens) Changed() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.flow.Store.Stamp(t.flow.Server) != t.stamp
+	return !t.loaded || t.stampLocked() != t.stamp
 }
 
-// reloadLocked reads the store again when its files changed.
+// stampLocked is the store's stamp for the record in use (see Stamp).
+func (t *Tokens) stampLocked() Stamp {
+	var st Stamp
+	if fi, err := os.Stat(t.flow.Store.Dir); err == nil {
+		st.dir = fi.ModTime()
+	}
+	if r := t.rec; r != nil {
+		if fi, err := os.Stat(t.flow.Store.Path(r.Server, r.Issuer)); err == nil {
+			st.file, st.size = fi.ModTime(), fi.Size()
+		} else {
+			st.size = -1
+		}
+	}
+	return st
+}
+
+// reloadLocked reads the store again when it changed.
 func (t *Tokens) reloadLocked() {
-	st := t.flow.Store.Stamp(t.flow.Server)
-	if st == t.stamp && (t.rec != nil || t.note != nil || st.n == 0) {
+	if t.loaded && t.stampLocked() == t.stamp {
 		return
 	}
-	t.stamp = st
 	t.rec, t.note = t.flow.Store.Load(t.flow.Server)
+	t.loaded = true
+	t.stamp = t.stampLocked()
+}
+
+// useLocked makes r the record in use, as the store holds it now.
+func (t *Tokens) useLocked(r *Record) {
+	t.rec, t.loaded = r, true
+	t.stamp = t.stampLocked()
 }
 
 // Token returns an access token to send. stale, when not "", is a token
@@ -125,7 +148,7 @@ func (t *Tokens) refreshLocked(ctx context.Context, stale string) error {
 		return &NeedsLoginError{Reason: "logged out (the token file is gone)"}
 	case cur.AccessToken != r.AccessToken && cur.AccessToken != stale && t.fresh(cur):
 		// Another process refreshed while we waited for the lock.
-		t.rec, t.stamp = cur, st.Stamp(t.flow.Server)
+		t.useLocked(cur)
 		return nil
 	}
 	err = t.flow.refresh(ctx, cur)
@@ -136,18 +159,18 @@ func (t *Tokens) refreshLocked(ctx context.Context, stale string) error {
 		cur.AccessToken, cur.RefreshToken = "", ""
 		cur.LastRefreshError = err.Error()
 		_ = st.Save(cur)
-		t.rec, t.stamp = cur, st.Stamp(t.flow.Server)
+		t.useLocked(cur)
 		return &NeedsLoginError{Reason: err.Error()}
 	default:
 		cur.LastRefreshError = err.Error()
 		_ = st.Save(cur)
-		t.rec, t.stamp = cur, st.Stamp(t.flow.Server)
+		t.useLocked(cur)
 		return err
 	}
 	if err := st.Save(cur); err != nil {
 		return err
 	}
-	t.rec, t.stamp = cur, st.Stamp(t.flow.Server)
+	t.useLocked(cur)
 	return nil
 }
 

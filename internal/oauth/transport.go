@@ -175,6 +175,6 @@ func (t *Tokens) want(scopes []string) {
 		}
 	}
 	if changed && st.Save(cur) == nil {
-		t.rec, t.stamp = cur, st.Stamp(t.flow.Server)
+		t.useLocked(cur)
 	}
 }

@@ -83,6 +83,18 @@ func TestNeedsLoginThenLogin(t *testing.T) {
 	if st.Phase != "needs-login" || st.OAuth == nil || st.OAuth.LoggedIn {
 		t.Fatalf("status: phase %s, oauth %+v", st.Phase, st.OAuth)
 	}
+	// A reload of the entry (an edit, then a restart) opens nothing and
+	// says what to run, again.
+	hx.mustLoad(yml(httpEntry("web", "web", url, map[string]any{"startupTimeoutMs": 9000})))
+	hx.wantState("web", host.NeedsLogin, "harness login web")
+	if err := hx.H.Restart(context.Background(), "web"); err != nil {
+		t.Fatal(err)
+	}
+	hx.settle()
+	hx.wantState("web", host.NeedsLogin, "harness login web")
+	if as.Count("authorize") != 0 || as.Count("register") != 0 {
+		t.Fatalf("a reload went to the authorization server: %d authorizations, %d registrations", as.Count("authorize"), as.Count("register"))
+	}
 
 	rec := loginInto(t, dir, url)
 	hx.waitState("web", host.Ready)
