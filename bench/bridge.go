@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/plugins/prompts"
+	"github.com/harness-go/harness/plugins/resources"
 	"github.com/harness-go/harness/plugins/tools"
 
 	// The plugin kind the bridge runs.
@@ -75,6 +77,8 @@ func NewBridge(dir string, log *slog.Logger) *Bridge {
 	h := host.New(host.Options{Logger: log})
 	reg := tools.New()
 	h.Provide(tools.Service, reg)
+	h.Provide(resources.Service, resources.New())
+	h.Provide(prompts.Service, prompts.New())
 	return &Bridge{Host: h, Tools: reg, Config: filepath.Join(dir, "cordis.yml")}
 }
 

@@ -20,6 +20,8 @@ import (
 	"github.com/harness-go/harness/plugins/agent"
 	"github.com/harness-go/harness/plugins/mcpclient"
 	"github.com/harness-go/harness/plugins/mcpserver"
+	"github.com/harness-go/harness/plugins/prompts"
+	"github.com/harness-go/harness/plugins/resources"
 	"github.com/harness-go/harness/plugins/tools"
 	"github.com/harness-go/harness/plugins/web"
 )
@@ -34,6 +36,9 @@ type harness struct {
 	log   *slog.Logger
 	host  *host.Host
 	tools *tools.Registry
+	// resources and prompts are the other two services of MCP servers.
+	resources *resources.Registry
+	prompts   *prompts.Registry
 	// agents holds the agent entries' agents, by entry id.
 	agents *agent.Directory
 	// logs keeps the recent log records for the web pages (plugins/web).
@@ -103,10 +108,11 @@ func boot(o *options, env Env) (*harness, *host.File, error) {
 	web.SetHostOptions(h, webHostOptions(h, o, env, pages))
 	reg := tools.New(tools.WithLogger(log))
 	agents := agent.NewDirectory()
-	if err := errors.Join(tools.Key.ProvideBy(h, reg), agent.DirectoryKey.ProvideBy(h, agents)); err != nil {
+	res, pr := resources.New(), prompts.New()
+	if err := errors.Join(tools.Key.ProvideBy(h, reg), resources.Key.ProvideBy(h, res), prompts.Key.ProvideBy(h, pr), agent.DirectoryKey.ProvideBy(h, agents)); err != nil {
 		return nil, nil, err
 	}
-	return &harness{o: o, env: env, log: log, host: h, tools: reg, agents: agents, logs: pages}, f, nil
+	return &harness{o: o, env: env, log: log, host: h, tools: reg, resources: res, prompts: pr, agents: agents, logs: pages}, f, nil
 }
 
 // load applies the configuration read by boot. A configuration that does not

@@ -21,6 +21,8 @@ import (
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/host/jsexpr"
 	"github.com/harness-go/harness/internal/testlog"
+	"github.com/harness-go/harness/plugins/prompts"
+	"github.com/harness-go/harness/plugins/resources"
 	"github.com/harness-go/harness/plugins/tools"
 )
 
@@ -29,10 +31,13 @@ type Host struct {
 	T     testing.TB
 	H     *host.Host
 	Tools *tools.Registry
-	Log   *testlog.Recorder // every record, as text
-	Logs  *LogWatch         // the records as they come, to wait on
-	Dir   string            // the directory of cordis.yml
-	File  string            // cordis.yml
+	// Resources and Prompts are the host's other two services.
+	Resources *resources.Registry
+	Prompts   *prompts.Registry
+	Log       *testlog.Recorder // every record, as text
+	Logs      *LogWatch         // the records as they come, to wait on
+	Dir       string            // the directory of cordis.yml
+	File      string            // cordis.yml
 
 	mu         sync.Mutex
 	env        map[string]string // what !!js reads
@@ -46,11 +51,13 @@ func New(t testing.TB, disposeTimeout time.Duration) *Host {
 	t.Helper()
 	log, rec := testlog.New(t)
 	watch := NewLogWatch(log.Handler())
-	h := &Host{T: t, Tools: tools.New(), Log: rec, Logs: watch, Dir: t.TempDir(), env: map[string]string{}}
+	h := &Host{T: t, Tools: tools.New(), Resources: resources.New(), Prompts: prompts.New(), Log: rec, Logs: watch, Dir: t.TempDir(), env: map[string]string{}}
 	h.File = filepath.Join(h.Dir, "cordis.yml")
 	env := jsexpr.Env{Lookup: h.lookup, Cwd: h.Dir}
 	h.H = host.New(host.Options{Env: &env, Logger: slog.New(watch), DisposeTimeout: disposeTimeout})
 	h.H.Provide(tools.Service, h.Tools)
+	h.H.Provide(resources.Service, h.Resources)
+	h.H.Provide(prompts.Service, h.Prompts)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

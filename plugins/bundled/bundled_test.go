@@ -15,7 +15,7 @@ import (
 // test until it is classified here or made live — an edit of it is then
 // never silently a restart, nor a live key silently dropped.
 var restart = map[string][]string{
-	"@deepseek-ai/dsh-mcp-client": {"alwaysLoad", "args", "command", "cwd", "env", "headers", "oauth", "protocol", "serverName", "startupTimeoutMs", "transport", "url"},
+	"@deepseek-ai/dsh-mcp-client": {"alwaysLoad", "args", "command", "cwd", "env", "headers", "oauth", "prompts", "protocol", "resources", "serverName", "startupTimeoutMs", "transport", "url"},
 	"agent": {"alwaysLoad", "apiKey", "baseURL", "disabledTools", "enabledTools", "maxConversationBytes", "maxParallelToolCalls", "maxSteps",
 		"maxTokens", "maxTools", "model", "requestTimeoutMs", "retries", "streamIdleTimeoutMs", "system", "temperature", "thinking",
 		"toolResultBytes", "toolSearch", "toolSearchTokens"},

@@ -1,14 +1,17 @@
 // Package echo is a small native tool plugin: it registers an `echo` tool and
-// a `clock` tool on the tools service. It is written only against the public
-// host API and is the model to copy for a new plugin: a config struct with
-// defaults, validation that points at the key, tools tied to the instance's
-// fiber, and a status.
+// a `clock` tool on the tools service, and, as the example of the other two
+// services, one resource (echo://about on the resources service) and one
+// prompt (repeat, published as mcp__echo__repeat on the prompts service). It
+// is written only against the public host API and is the model to copy for a
+// new plugin: a config struct with defaults, validation that points at the
+// key, tools (resources, prompts) tied to the instance's fiber, and a status.
 //
 //	# cordis.yml
 //	- id: echo
 //	  name: echo
 //	  config:
-//	    prefix: demo_       # optional: tools become demo_echo, demo_clock
+//	    prefix: demo_       # optional: tools become demo_echo, demo_clock,
+//	                        # the resource and prompt's server demo_echo
 //	    timezone: UTC       # default zone of the clock tool
 //	    greet: true         # optional: a greet tool that asks your name
 //
@@ -21,11 +24,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/plugins/prompts"
+	"github.com/harness-go/harness/plugins/resources"
 	"github.com/harness-go/harness/plugins/tools"
 )
 
@@ -33,7 +39,7 @@ func init() {
 	host.Register(host.Kind{
 		Name:   "echo",
 		Doc:    "native example tools: echo a message back, tell the time",
-		Inject: []string{tools.Service},
+		Inject: []string{tools.Service, resources.Service, prompts.Service},
 		New:    func() host.Plugin { return &Plugin{Timezone: "UTC"} },
 	})
 }
@@ -102,6 +108,9 @@ func (p *Plugin) Apply(ctx *host.Context) error {
 	if _, err := reg.Register(ctx.Fiber(), batch...); err != nil {
 		return err
 	}
+	if err := p.registerExtras(ctx); err != nil {
+		return err
+	}
 	names := make([]string, len(batch))
 	for i, t := range batch {
 		names[i] = t.Name
@@ -111,6 +120,45 @@ func (p *Plugin) Apply(ctx *host.Context) error {
 	p.mu.Unlock()
 	ctx.Logger().Debug("tools registered", "tools", strings.Join(names, ", "))
 	return nil
+}
+
+// AboutURI is the uri of the echo plugin's resource.
+const AboutURI = "echo://about"
+
+// registerExtras registers the resource echo://about and the prompt repeat
+// under the server <prefix>echo: the example of a native plugin on the
+// resources and prompts services. Both go with the instance's fiber.
+func (p *Plugin) registerExtras(ctx *host.Context) error {
+	res, err := resources.From(ctx)
+	if err != nil {
+		return err
+	}
+	pr, err := prompts.From(ctx)
+	if err != nil {
+		return err
+	}
+	server, echoTool := p.Prefix+"echo", p.Prefix+"echo"
+	about := "The echo plugin registers the tools " + p.Prefix + "echo and " + p.Prefix + "clock (time zone " + p.Timezone + "), this resource, and the prompt repeat.\n"
+	if _, err := res.Register(ctx.Fiber(), resources.Source{
+		Server:    server,
+		Resources: []resources.Resource{{URI: AboutURI, Name: "about", Title: "About the echo plugin", Description: "What the echo plugin offers.", MIMEType: "text/plain"}},
+		Read: func(_ context.Context, uri string) (resources.ReadResult, error) {
+			if uri != AboutURI {
+				return resources.ReadResult{}, fmt.Errorf("resource %q not found", uri)
+			}
+			return resources.ReadResult{Contents: []resources.Content{{URI: uri, MIMEType: "text/plain", Text: &about}}}, nil
+		},
+	}); err != nil {
+		return err
+	}
+	_, err = pr.Register(ctx.Fiber(), prompts.Prompt{
+		Server: server, RawName: "repeat", Description: "Ask the model to repeat a message through the echo tool.",
+		Arguments: []prompts.Argument{{Name: "message", Description: "What to repeat.", Required: true}},
+		Get: func(_ context.Context, args map[string]string) (prompts.Result, error) {
+			return prompts.Result{Messages: []prompts.Message{prompts.TextMessage("user", "Call the tool "+echoTool+" with the message "+strconv.Quote(args["message"])+", and tell me what it answered.")}}, nil
+		},
+	})
+	return err
 }
 
 // Status reports the registered tool names.

@@ -15,7 +15,9 @@ import (
 
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/internal/testlog"
-	_ "github.com/harness-go/harness/plugins/echo"
+	"github.com/harness-go/harness/plugins/echo"
+	"github.com/harness-go/harness/plugins/prompts"
+	"github.com/harness-go/harness/plugins/resources"
 	"github.com/harness-go/harness/plugins/tools"
 )
 
@@ -26,14 +28,19 @@ type fixture struct {
 	t     *testing.T
 	h     *host.Host
 	tools *tools.Registry
+	// resources and prompts are the other two services.
+	resources *resources.Registry
+	prompts   *prompts.Registry
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	log, _ := testlog.New(t)
-	fx := &fixture{t: t, tools: tools.New()}
+	fx := &fixture{t: t, tools: tools.New(), resources: resources.New(), prompts: prompts.New()}
 	fx.h = host.New(host.Options{Logger: log, DisposeTimeout: 5 * time.Second})
 	fx.h.Provide(tools.Service, fx.tools)
+	fx.h.Provide(resources.Service, fx.resources)
+	fx.h.Provide(prompts.Service, fx.prompts)
 	t.Cleanup(func() {
 		if err := fx.h.Close(context.Background()); err != nil {
 			t.Errorf("Close: %v", err)
@@ -486,6 +493,8 @@ func TestWithoutTheToolsService(t *testing.T) {
 			if tc.service != nil {
 				h.Provide(tools.Service, tc.service)
 			}
+			h.Provide(resources.Service, resources.New())
+			h.Provide(prompts.Service, prompts.New())
 			f, err := host.ParseFile("cordis.yml", []byte("- id: e\n  name: echo\n"))
 			if err != nil {
 				t.Fatal(err)
@@ -590,5 +599,37 @@ func TestGreetAsksItsFront(t *testing.T) {
 	}
 	if res := fx.call("greet", `{}`); res.Text != "Hello, whoever you are (you chose to decline)." {
 		t.Errorf("without a front: %+v", res)
+	}
+}
+
+// TestResourceAndPrompt: the example resource and prompt are registered with
+// the tools, read and rendered, and gone with the entry.
+func TestResourceAndPrompt(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t)
+	if err := fx.load("- id: e\n  name: echo\n  config:\n    prefix: demo_\n"); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	list := fx.resources.List("")
+	if len(list) != 1 || list[0].Server != "demo_echo" || list[0].URI != echo.AboutURI || list[0].MIMEType != "text/plain" {
+		t.Fatalf("resources = %+v", list)
+	}
+	res, err := fx.resources.Read(ctx, "demo_echo", echo.AboutURI)
+	if err != nil || len(res.Contents) != 1 || !strings.Contains(*res.Contents[0].Text, "demo_echo and demo_clock") {
+		t.Fatalf("read = %+v, %v", res, err)
+	}
+	if _, err := fx.resources.Read(ctx, "demo_echo", "echo://nothing"); err == nil {
+		t.Fatal("an unknown uri was read")
+	}
+	out, err := fx.prompts.Get(ctx, "mcp__demo_echo__repeat", map[string]string{"message": "hi"})
+	if err != nil || len(out.Messages) != 1 || out.Messages[0].Text() != `Call the tool demo_echo with the message "hi", and tell me what it answered.` {
+		t.Fatalf("get = %+v, %v", out, err)
+	}
+	if err := fx.load("[]"); err != nil {
+		t.Fatal(err)
+	}
+	if fx.resources.Len() != 0 || fx.prompts.Len() != 0 {
+		t.Fatalf("left after the entry went: %d resources, %d prompts", fx.resources.Len(), fx.prompts.Len())
 	}
 }

@@ -101,6 +101,13 @@ type Config struct {
 	// AlwaysLoad marks every tool of the server so that an agent in tool
 	// search mode sends it with every request (tools.Tool.AlwaysLoad).
 	AlwaysLoad bool `yaml:"alwaysLoad" json:"alwaysLoad,omitempty" desc:"An agent in tool search mode always sends this server's tools, instead of waiting for search_tools to find them (default false)."`
+	// Resources says whether the server's resources and templates are
+	// bridged to the resources service; unset: when the server declares
+	// them.
+	Resources *bool `yaml:"resources" json:"resources,omitempty" desc:"Bridge the server's resources and resource templates (true|false; default: when the server declares them)."`
+	// Prompts says whether the server's prompts are bridged to the prompts
+	// service; unset: when the server declares them.
+	Prompts *bool `yaml:"prompts" json:"prompts,omitempty" desc:"Bridge the server's prompts as mcp__<serverName>__<prompt> (true|false; default: when the server declares them)."`
 
 	// wrap, when set, wraps the HTTP client's transport (the entry's OAuth,
 	// set per connection by the supervisor).

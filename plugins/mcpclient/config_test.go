@@ -214,7 +214,7 @@ func TestDefaults(t *testing.T) {
 	if !ok || plugin.ToolCallTimeoutMs != 60000 || plugin.StartupTimeoutMs != 30000 || plugin.Protocol != ProtocolAuto {
 		t.Fatalf("New() = %#v", p.New())
 	}
-	if !slices.Equal(p.Inject, []string{"tools"}) {
+	if !slices.Equal(p.Inject, []string{"tools", "resources", "prompts"}) {
 		t.Fatalf("Inject = %q", p.Inject)
 	}
 	if got := (&Config{ServerName: "gh"}).Unique(); len(got) != 1 || got["serverName"] != "gh" {
@@ -372,7 +372,7 @@ func TestConfigErrorsThroughHost(t *testing.T) {
 		{"env name", "    serverName: s\n    transport: stdio\n    command: x\n    env:\n      'A=B': v\n",
 			[]string{`cordis.yml:8:7: entry "e": config.env: "A=B" is not a valid environment variable name`}},
 		{"unknown key", "    serverName: s\n    transport: stdio\n    command: x\n    timeout: 5\n",
-			[]string{`cordis.yml:7:5: entry "e": config.timeout: unknown key "timeout" (known keys: alwaysLoad, args, command, cwd, disabledTools, enabledTools, env, headers, maxResultBytes, oauth, protocol, reconnect, roots, serverName, startupTimeoutMs, toolCallTimeoutMs, transport, url)`}},
+			[]string{`cordis.yml:7:5: entry "e": config.timeout: unknown key "timeout" (known keys: alwaysLoad, args, command, cwd, disabledTools, enabledTools, env, headers, maxResultBytes, oauth, prompts, protocol, reconnect, resources, roots, serverName, startupTimeoutMs, toolCallTimeoutMs, transport, url)`}},
 		{"wrong type", "    serverName: s\n    transport: stdio\n    command: x\n    toolCallTimeoutMs: soon\n",
 			[]string{`cordis.yml:7:24: entry "e": config.toolCallTimeoutMs: cannot unmarshal !!str ` + "`soon`" + ` into int`}},
 	} {

@@ -286,3 +286,8 @@ func TestStatusClaimsItsServersNames(t *testing.T) {
 		}
 	}
 }
+
+// allowed is the function-name alphabet, for the transcription above.
+func allowed(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-'
+}

@@ -267,11 +267,11 @@ func (s *supervisor) needsLogin(err error) (*NeedsLoginError, bool) {
 // it returns nil when the instance stops first. A connection that fails
 // for another reason is tried again at the next change of the store, or
 // after the reconnect policy's longest wait.
-func (s *supervisor) awaitLogin(life context.Context) (*session, []rawTool) {
+func (s *supervisor) awaitLogin(life context.Context) (*session, []rawTool, *extras) {
 	a := s.auth
 	if a == nil {
 		<-life.Done()
-		return nil, nil
+		return nil, nil, nil
 	}
 	tick := time.NewTicker(a.poll())
 	defer tick.Stop()
@@ -279,7 +279,7 @@ func (s *supervisor) awaitLogin(life context.Context) (*session, []rawTool) {
 	for {
 		select {
 		case <-life.Done():
-			return nil, nil
+			return nil, nil, nil
 		case <-tick.C:
 		}
 		if !a.tokens.Changed() && (retry.IsZero() || time.Now().Before(retry)) {
@@ -289,13 +289,13 @@ func (s *supervisor) awaitLogin(life context.Context) (*session, []rawTool) {
 		if rec, _ := a.tokens.Record(); !rec.LoggedIn() {
 			continue
 		}
-		sess, list, err := s.connect(life)
+		sess, list, more, err := s.connect(life)
 		if err == nil {
 			s.log.Info("logged in; connected")
-			return sess, list
+			return sess, list, more
 		}
 		if life.Err() != nil {
-			return nil, nil
+			return nil, nil, nil
 		}
 		if nl, ok := s.needsLogin(err); ok {
 			s.setPhase(phaseNeedsLogin, nl)
@@ -315,7 +315,7 @@ func (s *supervisor) awaitLogin(life context.Context) (*session, []rawTool) {
 func (s *supervisor) relogin(life context.Context, nl *NeedsLoginError) *session {
 	s.log.Info("the server needs a login", "err", nl.Reason)
 	s.setPhase(phaseNeedsLogin, nl)
-	sess, list := s.awaitLogin(life)
+	sess, list, more := s.awaitLogin(life)
 	if sess == nil {
 		return nil
 	}
@@ -325,6 +325,7 @@ func (s *supervisor) relogin(life context.Context, nl *NeedsLoginError) *session
 	if err != nil {
 		s.log.Warn("the listing after the login is invalid", "err", err)
 	}
+	s.syncExtras(more)
 	s.setPhase(phaseConnected, nil)
 	return sess
 }

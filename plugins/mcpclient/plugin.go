@@ -49,6 +49,8 @@ import (
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/internal/loop"
 	"github.com/harness-go/harness/internal/proc"
+	"github.com/harness-go/harness/plugins/prompts"
+	"github.com/harness-go/harness/plugins/resources"
 	"github.com/harness-go/harness/plugins/tools"
 )
 
@@ -64,7 +66,7 @@ func init() {
 		Name:            KindName,
 		Aliases:         []string{KindAlias},
 		Doc:             "connects to one MCP server (stdio or Streamable HTTP) and registers its tools as mcp__<serverName>__<tool>",
-		Inject:          []string{tools.Service},
+		Inject:          []string{tools.Service, resources.Service, prompts.Service},
 		New:             func() host.Plugin { return &Plugin{Config: defaultConfig()} },
 		MakeBeforeBreak: true,
 		Live:            Live,
@@ -156,8 +158,16 @@ func (p *Plugin) Apply(ctx *host.Context) error {
 	if err != nil {
 		return err
 	}
+	resReg, err := resources.From(ctx)
+	if err != nil {
+		return err
+	}
+	promptReg, err := prompts.From(ctx)
+	if err != nil {
+		return err
+	}
 	cfg := p.Config
-	s := newSupervisor(ctx, &cfg, reg)
+	s := newSupervisor(ctx, &cfg, reg, resReg, promptReg)
 	// Registered first, run last: once disposed, status shows no process,
 	// connection or tools of the instance.
 	if _, err := ctx.Defer("mark the instance stopped", func(context.Context) error {

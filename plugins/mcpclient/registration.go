@@ -29,7 +29,8 @@ type generation struct {
 
 // requestSync asks for a re-sync. Requests made while one is pending merge
 // into it: a storm of notifications costs at most two listings.
-func (s *supervisor) requestSync() {
+func (s *supervisor) requestSync(what listKind) {
+	s.pending.Or(uint32(what))
 	select {
 	case s.syncReq <- struct{}{}:
 	default:
@@ -216,8 +217,13 @@ func (s *supervisor) takeOver(pred *supervisor) error {
 	}
 	gen.set = set
 	s.mu.Lock()
-	s.gen, s.staged, s.pred = gen, nil, nil
+	x := s.stagedX
+	s.gen, s.staged, s.stagedX, s.pred = gen, nil, nil, nil
 	s.mu.Unlock()
+	if x == nil {
+		x = &extras{}
+	}
+	s.swapExtrasLocked(pred, x)
 	s.log.Info("took over", "tools", len(gen.batch))
 	return nil
 }
@@ -233,6 +239,7 @@ func (s *supervisor) dropTools() {
 	if gen != nil && gen.set != nil {
 		_ = gen.set.Release(context.Background())
 	}
+	s.dropExtrasLocked()
 }
 
 func (s *supervisor) toolCount() int {

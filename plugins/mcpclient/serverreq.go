@@ -159,7 +159,22 @@ func (s *session) notified(m *inMsg) {
 	switch m.Method {
 	case string(mcp.MethodNotificationToolsListChanged):
 		if s.opts.onListChanged != nil {
-			s.opts.onListChanged()
+			s.opts.onListChanged(listTools)
+		}
+	case mcp.MethodNotificationResourcesListChanged:
+		if s.opts.onListChanged != nil {
+			s.opts.onListChanged(listResources)
+		}
+	case mcp.MethodNotificationPromptsListChanged:
+		if s.opts.onListChanged != nil {
+			s.opts.onListChanged(listPrompts)
+		}
+	case mcp.MethodNotificationResourceUpdated:
+		var p struct {
+			URI string `json:"uri"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil && p.URI != "" && s.opts.onUpdated != nil {
+			s.opts.onUpdated(p.URI)
 		}
 	case string(mcp.MethodNotificationProgress):
 		if m.call == nil {

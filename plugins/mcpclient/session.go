@@ -97,6 +97,9 @@ type session struct {
 	listen  context.CancelFunc   // the subscriptions/listen stream (2026-07-28)
 	calls   map[string]*callInfo // tools/call requests in flight, by id key
 	headers map[string]*mcp.Tool // tools with x-mcp-header parameters (2026-07-28), by raw name
+	subs    map[string]bool      // resource uris in the listening stream's filter (2026-07-28)
+
+	relistenCh chan struct{} // asks the listening stream to open again with the current filter
 }
 
 // sessionOptions are what a session needs of its instance.
@@ -107,8 +110,11 @@ type sessionOptions struct {
 	// or empty: the capability is not declared.
 	roots func() []string
 	// onListChanged is called (off the read loop) when the server says
-	// its tools changed.
-	onListChanged func()
+	// its tools, resources or prompts changed.
+	onListChanged func(what listKind)
+	// onUpdated is called (off the read loop) when the server says a
+	// subscribed resource changed.
+	onUpdated func(uri string)
 	// publicName maps a raw tool name to its public one, for fronts.
 	publicName func(raw string) string
 }
@@ -139,7 +145,7 @@ var defaultSchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
 // newSession speaks MCP on f; call handshake before anything else.
 func newSession(f framing, log *slog.Logger, secrets *secret.Set, opts sessionOptions) *session {
-	s := &session{log: log, secrets: secrets, opts: opts, calls: map[string]*callInfo{},
+	s := &session{log: log, secrets: secrets, opts: opts, calls: map[string]*callInfo{}, relistenCh: make(chan struct{}, 1),
 		client: mcp.Implementation{Name: clientName, Version: clientVersion()}}
 	switch f := f.(type) {
 	case *lineFraming:
@@ -187,7 +193,7 @@ func (s *session) handshake(life, ctx context.Context) error {
 		}
 	}
 	if s.modern() {
-		if offersListChanged(s.capabilities()) {
+		if wantsListen(s.capabilities()) {
 			lctx, cancel := context.WithCancel(life)
 			s.mu.Lock()
 			s.listen = cancel
@@ -222,10 +228,48 @@ func (s *session) awaitListening(ctx context.Context) {
 }
 
 // offersListChanged reports whether a 2026-07-28 server offers the
-// notification subscriptions/listen would subscribe to: we never open a
-// subscription the server did not offer.
+// notification subscriptions/listen would subscribe to for tools: we never
+// open a subscription the server did not offer.
 func offersListChanged(caps mcp.ServerCapabilities) bool {
 	return caps.Tools != nil && caps.Tools.ListChanged
+}
+
+// wantsListen reports whether a 2026-07-28 server offers anything the
+// listening stream subscribes to: list_changed of tools, resources or
+// prompts, or resource subscriptions.
+func wantsListen(caps mcp.ServerCapabilities) bool {
+	return offersListChanged(caps) ||
+		caps.Prompts != nil && caps.Prompts.ListChanged ||
+		caps.Resources != nil && (caps.Resources.ListChanged || caps.Resources.Subscribe)
+}
+
+// filter is what the listening stream subscribes to: what the server
+// offers, and the resources someone subscribed to.
+func (s *session) filter() mcp.SubscriptionFilter {
+	caps := s.capabilities()
+	f := mcp.SubscriptionFilter{ToolsListChanged: offersListChanged(caps)}
+	f.PromptsListChanged = caps.Prompts != nil && caps.Prompts.ListChanged
+	if caps.Resources != nil {
+		f.ResourcesListChanged = caps.Resources.ListChanged
+		if caps.Resources.Subscribe {
+			s.mu.Lock()
+			for u := range s.subs {
+				f.ResourceSubscriptions = append(f.ResourceSubscriptions, u)
+			}
+			s.mu.Unlock()
+			slices.Sort(f.ResourceSubscriptions)
+		}
+	}
+	return f
+}
+
+// relisten asks the listening stream to open again, with the filter as it
+// is now.
+func (s *session) relisten() {
+	select {
+	case s.relistenCh <- struct{}{}:
+	default:
+	}
 }
 
 // refusal reports a handshake the server refused, as opposed to one that
@@ -370,7 +414,6 @@ func (s *session) setProtocol(version string, info mcp.Implementation) {
 // cleanly is opened again at once, but never more than two in a second; one
 // the server refuses (an error answer) is not.
 func (s *session) listenStream(ctx context.Context) {
-	params := mcp.SubscriptionsListenParams{Notifications: mcp.SubscriptionFilter{ToolsListChanged: true}}
 	var prev, last time.Time // when the two streams before this one opened
 	for {
 		if wait := time.Second - time.Since(prev); wait > 0 {
@@ -380,11 +423,26 @@ func (s *session) listenStream(ctx context.Context) {
 			}
 		}
 		opened := time.Now()
-		_, err := s.request(ctx, string(mcp.MethodSubscriptionsListen), params)
+		params := mcp.SubscriptionsListenParams{Notifications: s.filter()}
+		rctx, stop := context.WithCancel(ctx)
+		refiltered := make(chan struct{})
+		go func() {
+			select {
+			case <-s.relistenCh:
+				close(refiltered)
+				stop() // the filter changed: this stream ends, the next one carries it
+			case <-rctx.Done():
+			}
+		}()
+		_, err := s.request(rctx, string(mcp.MethodSubscriptionsListen), params)
+		stop()
 		var rpc *RPCError
 		switch {
 		case ctx.Err() != nil || isDone(s.Done()):
 			return
+		case isDone(refiltered):
+			prev, last = last, opened
+			continue
 		case errors.As(err, &rpc):
 			s.log.Debug("the server refused subscriptions/listen", "err", err)
 			return
@@ -393,7 +451,7 @@ func (s *session) listenStream(ctx context.Context) {
 		}
 		// A notification may have been missed while no stream was open.
 		if s.opts.onListChanged != nil {
-			s.opts.onListChanged()
+			s.opts.onListChanged(listAll)
 		}
 		prev, last = last, opened
 	}
@@ -544,7 +602,7 @@ func (s *session) requestFor(ctx context.Context, method string, params any, cal
 				return nil, fmt.Errorf("the server ended the session and a new one failed: %w", rerr)
 			}
 			if s.opts.onListChanged != nil && method != string(mcp.MethodToolsList) {
-				s.opts.onListChanged() // a new session may have new tools
+				s.opts.onListChanged(listAll) // a new session may have new tools
 			}
 			raw, err = s.send(ctx, method, p, nil, call)
 		}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/internal/testlog"
+	"github.com/harness-go/harness/plugins/prompts"
+	"github.com/harness-go/harness/plugins/resources"
 	"github.com/harness-go/harness/plugins/tools"
 )
 
@@ -243,6 +245,8 @@ func TestApplyWithoutARegistry(t *testing.T) {
 	h := host.New(host.Options{Logger: log})
 	t.Cleanup(func() { _ = h.Close(context.Background()) })
 	h.Provide(tools.Service, "not a registry")
+	h.Provide(resources.Service, resources.New())
+	h.Provide(prompts.Service, prompts.New())
 	f, err := host.ParseFile("cordis.yml", []byte(yml(hx.stdio("a", "srv", nil))))
 	if err != nil {
 		t.Fatal(err)

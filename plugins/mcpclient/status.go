@@ -57,12 +57,17 @@ type Status struct {
 	// LeftOut are the tools left out because their definition is invalid
 	// (an x-mcp-header that breaks SEP-2243's rules), by the server's name:
 	// why.
-	LeftOut   map[string]string `json:"leftOut,omitempty"`
-	Tools     map[string]string `json:"tools"` // public name → the server's name
-	Syncs     int               `json:"syncs"`
-	LastSync  *time.Time        `json:"lastSync,omitempty"`
-	SyncError string            `json:"syncError,omitempty"`
-	Stderr    []string          `json:"stderr,omitempty"`
+	LeftOut map[string]string `json:"leftOut,omitempty"`
+	Tools   map[string]string `json:"tools"` // public name → the server's name
+	// Resources, Templates and Prompts count what the server's resources
+	// and prompts registered (docs/rfc/0008-resources-prompts.md).
+	Resources int        `json:"resources"`
+	Templates int        `json:"templates"`
+	Prompts   int        `json:"prompts"`
+	Syncs     int        `json:"syncs"`
+	LastSync  *time.Time `json:"lastSync,omitempty"`
+	SyncError string     `json:"syncError,omitempty"`
+	Stderr    []string   `json:"stderr,omitempty"`
 
 	// Connection history.
 	ConnectedSince *time.Time `json:"connectedSince,omitempty"`
@@ -254,6 +259,9 @@ func (s *Status) StatusLines() []string {
 	} else {
 		lines = append(lines, fmt.Sprintf("tools: %d", len(s.Tools)))
 	}
+	if s.Resources > 0 || s.Templates > 0 || s.Prompts > 0 {
+		lines = append(lines, fmt.Sprintf("resources: %d, templates: %d, prompts: %d", s.Resources, s.Templates, s.Prompts))
+	}
 	publics := make([]string, 0, len(s.Tools))
 	for p := range s.Tools {
 		publics = append(publics, p)
@@ -299,6 +307,15 @@ func (s *supervisor) status(st *Status, red *secret.Set) {
 		st.ToolCount = len(s.gen.names)
 		st.HiddenTools = s.gen.hidden
 		st.LeftOut = s.gen.leftOut
+	}
+	if live {
+		// From the registries, as they are now: what readers see.
+		if s.resSet != nil {
+			st.Resources, st.Templates = s.resReg.Counts(s.server)
+		}
+		if s.promptSet != nil {
+			st.Prompts = s.promptReg.Count(s.server)
+		}
 	}
 	st.Reconnects = s.reconnects
 	if s.sess != nil && live {

@@ -16,6 +16,8 @@ import (
 	"github.com/harness-go/harness/internal/loop"
 	"github.com/harness-go/harness/internal/proc"
 	"github.com/harness-go/harness/internal/safe"
+	"github.com/harness-go/harness/plugins/prompts"
+	"github.com/harness-go/harness/plugins/resources"
 	"github.com/harness-go/harness/plugins/tools"
 )
 
@@ -54,15 +56,18 @@ import (
 //     it there). A request that never reached the server moves to the next
 //     connection; one that was sent and lost fails, and is never sent twice.
 type supervisor struct {
-	ctx     *host.Context
-	log     *slog.Logger
-	secrets *secret.Set
-	reg     *tools.Registry
-	spawn   *proc.Spawner // the host's, for a stdio server; nil over HTTP
-	self    *loop.Self    // this harness, for loop detection (package loop)
-	auth    *entryAuth    // OAuth over HTTP (oauth.go); nil without
-	server  string        // serverName, fixed for the instance's life
-	syncReq chan struct{}
+	ctx       *host.Context
+	log       *slog.Logger
+	secrets   *secret.Set
+	reg       *tools.Registry
+	resReg    *resources.Registry
+	promptReg *prompts.Registry
+	spawn     *proc.Spawner // the host's, for a stdio server; nil over HTTP
+	self      *loop.Self    // this harness, for loop detection (package loop)
+	auth      *entryAuth    // OAuth over HTTP (oauth.go); nil without
+	server    string        // serverName, fixed for the instance's life
+	syncReq   chan struct{}
+	pending   atomic.Uint32 // the listKind bits a re-sync is asked to list
 	// releaseName lets go of this instance's hold on the serverName; a
 	// retired instance lets go at once, so the name can move to another
 	// entry while it drains.
@@ -72,31 +77,37 @@ type supervisor struct {
 
 	syncMu sync.Mutex // serializes registry swaps with TakeOver
 
-	mu         sync.Mutex
-	phase      phase
-	failErr    error                       // why the instance stopped serving for good (phase failed)
-	ready      bool                        // it started: a later failure fails the entry
-	sess       *session                    // the session calls use; nil while there is none
-	closeSess  func(context.Context) error // closes sess, once
-	last       *session                    // the latest session made, for status (stderr, pid)
-	changed    chan struct{}               // closed and replaced at every change of phase, sess, successor
-	attempt    int
-	nextTry    time.Time
-	lastErr    string
-	reconnects int
-	since      time.Time // when the current connection came up
-	gen        *generation
-	staged     *generation // a successor's listing before TakeOver
-	lastList   []rawTool   // the last valid listing, for a change of the filters
-	syncs      int
-	lastSync   time.Time
-	syncErr    string
-	pred       *supervisor // the instance this one is to replace, until TakeOver
-	successor  *supervisor // set at TakeOver: calls that still reach us go there
-	paused     bool        // a successor is starting: hold the reconnect attempts
-	resume     chan struct{}
-	inflight   int
-	idle       chan struct{} // closed when inflight drops to 0
+	mu           sync.Mutex
+	phase        phase
+	failErr      error                       // why the instance stopped serving for good (phase failed)
+	ready        bool                        // it started: a later failure fails the entry
+	sess         *session                    // the session calls use; nil while there is none
+	closeSess    func(context.Context) error // closes sess, once
+	last         *session                    // the latest session made, for status (stderr, pid)
+	changed      chan struct{}               // closed and replaced at every change of phase, sess, successor
+	attempt      int
+	nextTry      time.Time
+	lastErr      string
+	reconnects   int
+	since        time.Time // when the current connection came up
+	gen          *generation
+	staged       *generation // a successor's listing before TakeOver
+	lastList     []rawTool   // the last valid listing, for a change of the filters
+	syncs        int
+	lastSync     time.Time
+	syncErr      string
+	resSet       *resources.Set // the registered resources, nil when none
+	promptSet    *prompts.Set   // the registered prompts, nil when none
+	resDigest    [32]byte
+	promptDigest [32]byte
+	stagedX      *extras         // a successor's resources and prompts before TakeOver
+	subs         map[string]bool // resource uris subscribed to on the server
+	pred         *supervisor     // the instance this one is to replace, until TakeOver
+	successor    *supervisor     // set at TakeOver: calls that still reach us go there
+	paused       bool            // a successor is starting: hold the reconnect attempts
+	resume       chan struct{}
+	inflight     int
+	idle         chan struct{} // closed when inflight drops to 0
 }
 
 // phase is where an instance's connection stands.
@@ -140,15 +151,17 @@ type configRef struct{ p atomic.Pointer[Config] }
 func (r *configRef) load() *Config   { return r.p.Load() }
 func (r *configRef) store(c *Config) { r.p.Store(c) }
 
-func newSupervisor(ctx *host.Context, cfg *Config, reg *tools.Registry) *supervisor {
+func newSupervisor(ctx *host.Context, cfg *Config, reg *tools.Registry, resReg *resources.Registry, promptReg *prompts.Registry) *supervisor {
 	s := &supervisor{
-		ctx:     ctx,
-		log:     ctx.Logger().With("server", cfg.ServerName),
-		secrets: ctx.Secrets(),
-		reg:     reg,
-		server:  cfg.ServerName,
-		syncReq: make(chan struct{}, 1),
-		changed: make(chan struct{}),
+		ctx:       ctx,
+		log:       ctx.Logger().With("server", cfg.ServerName),
+		secrets:   ctx.Secrets(),
+		reg:       reg,
+		resReg:    resReg,
+		promptReg: promptReg,
+		server:    cfg.ServerName,
+		syncReq:   make(chan struct{}, 1),
+		changed:   make(chan struct{}),
 	}
 	s.cfg.store(cfg)
 	return s
@@ -243,7 +256,7 @@ func (s *supervisor) bumpLocked() {
 // run connects, registers (or stages) the first listing, then serves
 // re-syncs and reconnects until the instance is disposed or gives up.
 func (s *supervisor) run(life context.Context, done func(error)) {
-	sess, list, err := s.connect(life)
+	sess, list, more, err := s.connect(life)
 	if nl, ok := s.needsLogin(err); ok {
 		// Settled, not failed: the entry needs a login (rule 6). An empty
 		// generation is registered (or staged, for a successor).
@@ -253,7 +266,7 @@ func (s *supervisor) run(life context.Context, done func(error)) {
 		s.mu.Lock()
 		s.ready = true // it started: from now on a failure fails the entry
 		s.mu.Unlock()
-		if sess, list = s.awaitLogin(life); sess == nil {
+		if sess, list, more = s.awaitLogin(life); sess == nil {
 			return
 		}
 		s.install(sess)
@@ -263,6 +276,7 @@ func (s *supervisor) run(life context.Context, done func(error)) {
 			s.setPhase(phaseFailed, err)
 			return
 		}
+		s.syncExtras(more)
 		s.setPhase(phaseConnected, nil)
 		s.serve(life, sess)
 		return
@@ -282,6 +296,7 @@ func (s *supervisor) run(life context.Context, done func(error)) {
 		done(err) // the disposal closes the session
 		return
 	}
+	s.syncExtras(more)
 	s.mu.Lock()
 	s.ready = true // from now on a failure fails the entry (setPhase)
 	s.mu.Unlock()
@@ -333,9 +348,10 @@ func (s *supervisor) serve(life context.Context, sess *session) {
 	}
 }
 
-// connect dials, starts the session and lists the tools, within
-// startupTimeoutMs. What it returns is not installed yet.
-func (s *supervisor) connect(life context.Context) (*session, []rawTool, error) {
+// connect dials, starts the session and lists the tools (and the
+// resources and prompts), within startupTimeoutMs. What it returns is not
+// installed yet.
+func (s *supervisor) connect(life context.Context) (*session, []rawTool, *extras, error) {
 	cfg := s.config()
 	ctx, cancel := context.WithTimeout(life, cfg.startupTimeout())
 	defer cancel()
@@ -345,13 +361,14 @@ func (s *supervisor) connect(life context.Context) (*session, []rawTool, error) 
 	}
 	f, err := dial(s.spawn, &chained, s.ctx.Dir(), s.log, s.secrets)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	sess := newSession(f, s.log, s.secrets, sessionOptions{
 		strategy:      cfg.Protocol,
 		server:        s.server,
 		roots:         func() []string { return rootURIs(s.config().Roots, s.ctx.Dir()) },
 		onListChanged: s.requestSync,
+		onUpdated:     s.updated,
 	})
 	if pid := sess.pid(); pid != 0 {
 		s.log.Debug("server started", "pid", pid, "command", cfg.describe())
@@ -377,9 +394,9 @@ func (s *supervisor) connect(life context.Context) (*session, []rawTool, error) 
 			err = fmt.Errorf("startup timed out after %s (startupTimeoutMs): %w", cfg.startupTimeout(), sess.explain(err))
 		}
 		_ = sess.close()
-		return nil, nil, s.secrets.Err(err)
+		return nil, nil, nil, s.secrets.Err(err)
 	}
-	return sess, list, nil
+	return sess, list, s.listExtras(ctx, sess, listResources|listPrompts), nil
 }
 
 // install makes sess the session calls use; it is closed when it is lost
@@ -449,7 +466,7 @@ func (s *supervisor) recover(life context.Context, lost *session) *session {
 		if !s.pause(life, next.wait) {
 			return nil
 		}
-		sess, list, err := s.connect(life)
+		sess, list, more, err := s.connect(life)
 		if nl, ok := s.needsLogin(err); ok {
 			return s.relogin(life, nl)
 		}
@@ -471,6 +488,8 @@ func (s *supervisor) recover(life context.Context, lost *session) *session {
 			// nothing, and the previous tools stay.
 			s.log.Warn("the listing after reconnecting is invalid; the previous tools stay registered", "err", err)
 		}
+		s.syncExtras(more)
+		_ = s.ctx.Go("subscribe anew", func(ctx context.Context) { s.resubscribe(ctx, sess) }) // the new connection knows of no subscription
 		s.log.Info("reconnected", "attempt", next.n)
 		s.setPhase(phaseConnected, nil)
 		return sess
@@ -502,8 +521,9 @@ func (s *supervisor) pause(life context.Context, d time.Duration) bool {
 	}
 }
 
-// resync lists the tools and swaps them in (rule 3).
+// resync lists what list_changed named and swaps it in (rule 3).
 func (s *supervisor) resync(life context.Context) {
+	what := listKind(s.pending.Swap(0))
 	s.mu.Lock()
 	sess := s.sess
 	s.mu.Unlock()
@@ -512,6 +532,12 @@ func (s *supervisor) resync(life context.Context) {
 	}
 	ctx, cancel := context.WithTimeout(life, s.config().startupTimeout())
 	defer cancel()
+	if what&(listResources|listPrompts) != 0 {
+		s.syncExtras(s.listExtras(ctx, sess, what))
+	}
+	if what&listTools == 0 {
+		return
+	}
 	list, err := sess.listTools(ctx)
 	if err == nil {
 		err = s.sync(list)

@@ -52,6 +52,8 @@ import (
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/internal/oauth"
 	"github.com/harness-go/harness/plugins/mcpclient"
+	"github.com/harness-go/harness/plugins/prompts"
+	"github.com/harness-go/harness/plugins/resources"
 	"github.com/harness-go/harness/plugins/tools"
 )
 
@@ -205,6 +207,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	reg := tools.New()
 	h := host.New(host.Options{Logger: log, DisposeTimeout: closeGrace})
 	h.Provide(tools.Service, reg)
+	h.Provide(resources.Service, resources.New())
+	h.Provide(prompts.Service, prompts.New())
 	store, err := os.MkdirTemp("", "conformance-oauth-")
 	if err != nil {
 		fmt.Fprintln(stderr, "client:", err)

@@ -1,0 +1,80 @@
+package prompts_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/harness-go/harness/fiber"
+	"github.com/harness-go/harness/plugins/prompts"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func prompt(server, name string, args ...prompts.Argument) prompts.Prompt {
+	return prompts.Prompt{Server: server, RawName: name, Arguments: args,
+		Get: func(_ context.Context, a map[string]string) (prompts.Result, error) {
+			return prompts.Result{Messages: []prompts.Message{prompts.TextMessage("user", name+" "+a["x"])}}, nil
+		}}
+}
+
+func TestRegistry(t *testing.T) {
+	t.Parallel()
+	r := prompts.New()
+	f := fiber.New(context.Background(), "t")
+	defer f.Dispose(context.Background())
+	v0 := r.Version()
+	set, err := r.Register(f, prompt("gh", "review"), prompt("gh", "a.b", prompts.Argument{Name: "x", Required: true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(set.Names(), ","); got != "mcp__gh__review,mcp__gh__a_b_506b5e9b51cb" {
+		t.Fatalf("names %q: the naming algorithm of tools", got)
+	}
+	if r.Version() != v0+1 {
+		t.Fatal("one registration, not one event")
+	}
+	if _, err := r.Register(f, prompt("gh", "review")); !errors.Is(err, prompts.ErrConflict) {
+		t.Fatalf("a name taken: %v", err)
+	}
+	if _, err := r.Get(context.Background(), "mcp__gh__nothing", nil); !errors.Is(err, prompts.ErrUnknown) {
+		t.Fatalf("unknown: %v", err)
+	}
+	if _, err := r.Get(context.Background(), "mcp__gh__a_b_506b5e9b51cb", nil); err == nil || !strings.Contains(err.Error(), `"x" is required`) {
+		t.Fatalf("a required argument missing: %v", err)
+	}
+	out, err := r.Get(context.Background(), "mcp__gh__a_b_506b5e9b51cb", map[string]string{"x": "1"})
+	if err != nil || out.Messages[0].Text() != "a.b 1" {
+		t.Fatalf("get = %+v, %v", out, err)
+	}
+	next, err := r.Replace(f, set, prompt("gh", "review"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.List(); len(got) != 1 || got[0].Name != "mcp__gh__review" || r.Count("gh") != 1 {
+		t.Fatalf("after Replace: %+v", got)
+	}
+	_ = next.Release(context.Background())
+	if r.Len() != 0 {
+		t.Fatal("left after the release")
+	}
+}
+
+func TestMessageText(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ content, want string }{
+		{`{"type":"text","text":"hi"}`, "hi"},
+		{`{"type":"image","data":"aGk=","mimeType":"image/png"}`, "[image: image/png, content discarded]"},
+		{`{"type":"resource","resource":{"uri":"x://1","text":"body"}}`, "body"},
+		{`{"type":"resource","resource":{"uri":"x://1","blob":"aGk=","mimeType":"image/gif"}}`, "[resource x://1: image/gif, content discarded]"},
+		{`{"type":"resource_link","uri":"x://2","name":"two"}`, "[resource link: x://2]"},
+		{`{"type":"hologram"}`, "[unsupported content type: hologram]"},
+	} {
+		if got := (prompts.Message{Role: "user", Content: []byte(tc.content)}).Text(); got != tc.want {
+			t.Errorf("Text(%s) = %q, want %q", tc.content, got, tc.want)
+		}
+	}
+}
