@@ -363,3 +363,33 @@ func TestLoginByPaste(t *testing.T) {
 		t.Fatal("no login after the paste")
 	}
 }
+
+// A 403 insufficient_scope with nobody to log in: the request fails as a
+// login required, naming the scopes; the login records them, and the next
+// login asks for the union of what it had and what the server wants.
+func TestStepUpWithoutAPerson(t *testing.T) {
+	as := oauthtest.NewAS(t)
+	as.Scopes = []string{"read"}
+	var srv *httptest.Server
+	srv = httptest.NewServer(as.Protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="write"`)
+		http.Error(w, "more scopes", http.StatusForbidden)
+	}), func() string { return srv.URL + "/mcp" }))
+	defer srv.Close()
+	f := &oauth.Flow{Server: srv.URL + "/mcp", Store: newStore(t), HTTP: http.DefaultClient}
+	login(t, f)
+	c := &http.Client{Transport: &oauth.Transport{Next: http.DefaultTransport, Tokens: oauth.NewTokens(f)}}
+	_, err := c.Get(srv.URL + "/mcp")
+	var lr *oauth.LoginRequiredError
+	if !errors.As(err, &lr) || !strings.Contains(lr.Reason, "more scopes (write)") {
+		t.Fatalf("GET with too few scopes = %v", err)
+	}
+	rec, _ := f.Store.Load(f.Server)
+	if !slices.Equal(rec.Wanted, []string{"write"}) {
+		t.Fatalf("the login wants %v", rec.Wanted)
+	}
+	login(t, f)
+	if got := as.LastAuthorization().Get("scope"); got != "read write" {
+		t.Fatalf("the next login asked for %q, want the union", got)
+	}
+}
