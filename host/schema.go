@@ -58,10 +58,22 @@ func Schema() ([]byte, error) {
 	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
+// Schemer is a configuration type that decodes itself (yaml.Unmarshaler)
+// and says what its YAML form is, for `harness schema`; without it such a
+// type is described as anything.
+type Schemer interface {
+	YAMLSchema() map[string]any
+}
+
+var schemerType = reflect.TypeOf((*Schemer)(nil)).Elem()
+
 // typeSchema describes the YAML form of t.
 func typeSchema(t reflect.Type) map[string]any {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(schemerType) {
+		return reflect.New(t).Interface().(Schemer).YAMLSchema()
 	}
 	if reflect.PointerTo(t).Implements(unmarshalerType) {
 		return map[string]any{}

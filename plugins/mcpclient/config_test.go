@@ -444,4 +444,15 @@ func TestSeedsExampleMatchesTheSchema(t *testing.T) {
 	if err := validate(strings.Replace(seedsExample, "transport: stdio", "transport: sse", 1)); err == nil {
 		t.Fatal("transport sse matched the schema")
 	}
+	web := "    url: http://localhost:3000/mcp\n"
+	for src, ok := range map[string]bool{
+		"    oauth: false\n": true,
+		"    oauth: {clientId: app, scopes: [repo], callbackPort: 8976}\n": true,
+		"    oauth: {clientID: app}\n":                                     false,
+		"    oauth: [x]\n":                                                 false,
+	} {
+		if err := validate(strings.Replace(seedsExample, web, web+src, 1)); (err == nil) != ok {
+			t.Errorf("%q against the schema: %v", src, err)
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -67,6 +68,36 @@ func (o *OAuth) UnmarshalYAML(n *yaml.Node) error {
 	*o = OAuth(p)
 	return nil
 }
+
+// YAMLSchema is the oauth key's form for `harness schema`: false, true,
+// or the mapping (its fields' descriptions).
+func (o *OAuth) YAMLSchema() map[string]any {
+	props := map[string]any{}
+	t := reflect.TypeOf(*o)
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		p := map[string]any{"description": f.Tag.Get("desc")}
+		switch f.Type.Kind() {
+		case reflect.String:
+			p["type"] = "string"
+		case reflect.Int:
+			p["type"] = "integer"
+		case reflect.Slice:
+			p["type"], p["items"] = "array", map[string]any{"type": "string"}
+		}
+		props[name] = p
+	}
+	return map[string]any{"oneOf": []any{
+		map[string]any{"type": "boolean"},
+		map[string]any{"type": "object", "additionalProperties": false, "properties": props},
+	}}
+}
+
+var _ host.Schemer = (*OAuth)(nil)
 
 // validate checks the oauth key of a streamable-http entry.
 func (o *OAuth) validate(c *Config, bad func(field, format string, args ...any)) {
