@@ -30,6 +30,7 @@ const donePage = `<!doctype html><meta charset="utf-8"><title>harness: login don
 type Loopback struct {
 	ln    net.Listener
 	srv   *http.Server
+	mu    sync.Mutex
 	state string
 	got   chan *url.URL
 	once  sync.Once
@@ -61,14 +62,21 @@ func (l *Loopback) RedirectURI() string {
 }
 
 // Expect sets the state the redirect must carry.
-func (l *Loopback) Expect(state string) { l.state = state }
+func (l *Loopback) Expect(state string) {
+	l.mu.Lock()
+	l.state = state
+	l.mu.Unlock()
+}
 
 func (l *Loopback) serve(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != CallbackPath {
 		http.NotFound(w, r)
 		return
 	}
-	if l.state == "" || r.URL.Query().Get("state") != l.state {
+	l.mu.Lock()
+	want := l.state
+	l.mu.Unlock()
+	if want == "" || r.URL.Query().Get("state") != want {
 		http.Error(w, "This is not the redirect of the login harness is waiting for.", http.StatusBadRequest)
 		return
 	}

@@ -201,11 +201,22 @@ func NewFlow(c *Config, store *oauth.Store) *oauth.Flow {
 }
 
 // OAuthHTTPClient is the client of the flow's own requests (metadata,
-// registration, tokens): bounded, and a pool of its own.
+// registration, tokens, revocation): bounded, a pool of its own, and a POST
+// (which carries a code, a refresh token or a client secret) is never
+// redirected to another origin.
 func OAuthHTTPClient() *http.Client {
 	rt := http.DefaultTransport.(*http.Transport).Clone()
 	rt.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
-	return &http.Client{Transport: rt, Timeout: 30 * time.Second}
+	return &http.Client{Transport: rt, Timeout: 30 * time.Second, CheckRedirect: func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		first := via[0]
+		if first.Method != http.MethodGet && (req.URL.Scheme != first.URL.Scheme || req.URL.Host != first.URL.Host) {
+			return fmt.Errorf("%s %s redirects to another origin (%s://%s): refused, the request carries credentials", first.Method, safeURL(first.URL.String()), req.URL.Scheme, req.URL.Host)
+		}
+		return nil
+	}}
 }
 
 // entryAuth is an instance's OAuth: the flow, the tokens, and the wrapper
