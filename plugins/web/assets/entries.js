@@ -13,7 +13,7 @@ export function renderEntries(el, state) {
     clear(el);
     const entries = state.entries || [];
     const tools = (state.tools || []).length;
-    const bad = entries.filter((e) => e.state === 'failed' || e.state === 'reconnecting').length;
+    const bad = entries.filter((e) => e.state === 'failed' || e.state === 'reconnecting' || e.state === 'needs-login').length;
     el.append(h('div', { class: 'summary' },
       h('h2', { text: 'Entries' }),
       h('span', { class: 'muted', text: `${entries.length} ${entries.length === 1 ? 'entry' : 'entries'}, ${tools} ${tools === 1 ? 'tool' : 'tools'}${bad ? `, ${bad} with a problem` : ''}` })));
