@@ -96,7 +96,8 @@ func exit(code int, format string, args ...any) error {
 var commands = map[string]bool{"run": true, "ask": true, "serve": true, "web": true, "tools": true, "call": true, "status": true, "login": true, "logout": true, "validate": true, "import": true, "schema": true, "version": true, "help": true}
 
 // parse reads flags anywhere on the line: before or after the command and its
-// arguments. "--" ends the flags.
+// arguments. "--" ends the flags. What each flag takes, sets and is for is
+// its row of flagTable.
 func parse(args []string) (*options, error) {
 	o := &options{config: "cordis.yml", wait: 30 * time.Second, logFormat: "text", set: map[string]bool{}}
 	var positional []string
@@ -110,70 +111,10 @@ func parse(args []string) (*options, error) {
 			positional = append(positional, a)
 			continue
 		}
-		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		takeValue := func() (string, error) {
-			if hasValue {
-				return value, nil
-			}
-			if i+1 >= len(args) {
-				return "", usagef("flag %s needs a value", a)
-			}
-			i++
-			return args[i], nil
-		}
 		var err error
-		switch name {
-		case "c", "config":
-			o.config, err = takeValue()
-		case "wait":
-			var v string
-			if v, err = takeValue(); err == nil {
-				o.wait, err = parseWait(v)
-			}
-		case "log-level":
-			if o.logLevel, err = takeValue(); err == nil {
-				if _, ok := levels[o.logLevel]; !ok {
-					err = usagef("--log-level must be debug, info, warn or error, not %q", o.logLevel)
-				}
-			}
-		case "log-format":
-			if o.logFormat, err = takeValue(); err == nil && o.logFormat != "text" && o.logFormat != "json" {
-				err = usagef("--log-format must be text or json, not %q", o.logFormat)
-			}
-		case "json":
-			if hasValue {
-				return nil, usagef("flag --json takes no value")
-			}
-			o.json = true
-		case "agent":
-			if o.agent, err = takeValue(); err == nil && o.agent == "" {
-				err = usagef("--agent needs an entry id")
-			}
-		case "no-browser":
-			if hasValue {
-				return nil, usagef("flag --no-browser takes no value")
-			}
-			o.noBrowser = true
-		case "show-reasoning":
-			if hasValue {
-				return nil, usagef("flag --show-reasoning takes no value")
-			}
-			o.showReasoning = true
-		case "h", "help":
-			o.help = true
-		case "http", "token", "tools", "allow-host":
-			err = o.serve.set(name, takeValue)
-		case "format":
-			if o.format, err = takeValue(); err == nil && !slices.Contains(mcpservers.Formats, o.format) {
-				err = usagef("--format must be one of %s, not %q", strings.Join(mcpservers.Formats, ", "), o.format)
-			}
-		default:
-			return nil, usagef("unknown flag %s", a)
-		}
-		if err != nil {
+		if i, err = readFlag(o, args, i); err != nil {
 			return nil, err
 		}
-		o.set[name] = true
 	}
 	if len(positional) > 0 {
 		o.command, o.args, o.explicit = positional[0], positional[1:], true
@@ -184,28 +125,121 @@ func parse(args []string) (*options, error) {
 	if !commands[o.command] {
 		return nil, usagef("unknown command %q", o.command)
 	}
-	if o.command != "help" {
-		for f := range o.set {
-			if cmds, ok := flagCommands[f]; ok && !slices.Contains(cmds, o.command) {
-				return nil, usagef("flag --%s is for %s, not %s", f, andList(cmds), o.command)
-			}
-		}
+	if err := checkFlagCommands(o); err != nil {
+		return nil, err
 	}
 	return o, nil
 }
 
-// flagCommands lists the commands each flag is for; a flag not listed
-// (--config, --wait, --log-level, --log-format, --help) is for every one.
-var flagCommands = map[string][]string{
-	"json":           {"tools", "call", "status", "ask", "login"},
-	"no-browser":     {"login"},
-	"agent":          {"ask", "run"},
-	"show-reasoning": {"ask", "run"},
-	"http":           {"serve", "web"},
-	"token":          {"serve", "web"},
-	"tools":          {"serve"},
-	"allow-host":     {"serve", "web"},
-	"format":         {"import"},
+// readFlag records the flag args[i] in o, and returns the index of the
+// last argument it took (its value, when it takes one as the next
+// argument).
+func readFlag(o *options, args []string, i int) (int, error) {
+	a := args[i]
+	name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+	f, ok := lookupFlag(name)
+	switch {
+	case !ok:
+		return i, usagef("unknown flag %s", a)
+	case f.value && !hasValue:
+		if i+1 >= len(args) {
+			return i, usagef("flag %s needs a value", a)
+		}
+		i++
+		value = args[i]
+	case !f.value && hasValue && !f.ignoreValue:
+		return i, usagef("flag --%s takes no value", f.names[len(f.names)-1])
+	}
+	if err := f.set(o, name, value); err != nil {
+		return i, err
+	}
+	o.set[name] = true
+	return i, nil
+}
+
+// checkFlagCommands refuses a flag given to a command it is not for (help
+// takes every flag).
+func checkFlagCommands(o *options) error {
+	if o.command == "help" {
+		return nil
+	}
+	for name := range o.set {
+		f, _ := lookupFlag(name)
+		if len(f.commands) > 0 && !slices.Contains(f.commands, o.command) {
+			return usagef("flag --%s is for %s, not %s", name, andList(f.commands), o.command)
+		}
+	}
+	return nil
+}
+
+// cliFlag is one row of flagTable.
+type cliFlag struct {
+	names []string // as typed after the dashes; the last is the long name
+	value bool     // takes a value: --name v or --name=v
+	// ignoreValue accepts --name=v of a flag that takes none, and drops v.
+	ignoreValue bool
+	// set records the flag in o; name is how it was typed, v its value.
+	set func(o *options, name, v string) error
+	// commands are the commands the flag is for; none: every command.
+	commands []string
+}
+
+// flagTable is every flag of the command line.
+var flagTable = []cliFlag{
+	{names: []string{"c", "config"}, value: true, set: func(o *options, _, v string) error { o.config = v; return nil }},
+	{names: []string{"wait"}, value: true, set: func(o *options, _, v string) (err error) { o.wait, err = parseWait(v); return err }},
+	{names: []string{"log-level"}, value: true, set: func(o *options, _, v string) error {
+		if _, ok := levels[v]; !ok {
+			return usagef("--log-level must be debug, info, warn or error, not %q", v)
+		}
+		o.logLevel = v
+		return nil
+	}},
+	{names: []string{"log-format"}, value: true, set: func(o *options, _, v string) error {
+		if v != "text" && v != "json" {
+			return usagef("--log-format must be text or json, not %q", v)
+		}
+		o.logFormat = v
+		return nil
+	}},
+	{names: []string{"json"}, set: func(o *options, _, _ string) error { o.json = true; return nil },
+		commands: []string{"tools", "call", "status", "ask", "login"}},
+	{names: []string{"agent"}, value: true, commands: []string{"ask", "run"}, set: func(o *options, _, v string) error {
+		if v == "" {
+			return usagef("--agent needs an entry id")
+		}
+		o.agent = v
+		return nil
+	}},
+	{names: []string{"no-browser"}, set: func(o *options, _, _ string) error { o.noBrowser = true; return nil }, commands: []string{"login"}},
+	{names: []string{"show-reasoning"}, set: func(o *options, _, _ string) error { o.showReasoning = true; return nil }, commands: []string{"ask", "run"}},
+	{names: []string{"h", "help"}, ignoreValue: true, set: func(o *options, _, _ string) error { o.help = true; return nil }},
+	{names: []string{"http"}, value: true, set: serveFlag, commands: []string{"serve", "web"}},
+	{names: []string{"token"}, value: true, set: serveFlag, commands: []string{"serve", "web"}},
+	{names: []string{"tools"}, value: true, set: serveFlag, commands: []string{"serve"}},
+	{names: []string{"allow-host"}, value: true, set: serveFlag, commands: []string{"serve", "web"}},
+	{names: []string{"format"}, value: true, commands: []string{"import"}, set: func(o *options, _, v string) error {
+		if !slices.Contains(mcpservers.Formats, v) {
+			return usagef("--format must be one of %s, not %q", strings.Join(mcpservers.Formats, ", "), v)
+		}
+		o.format = v
+		return nil
+	}},
+}
+
+// serveFlag sets a flag of harness serve and harness web (serve.go).
+func serveFlag(o *options, name, v string) error {
+	return o.serve.set(name, func() (string, error) { return v, nil })
+}
+
+// lookupFlag returns the row of flagTable with name among its names.
+func lookupFlag(name string) (cliFlag, bool) {
+	for _, f := range flagTable {
+		if slices.Contains(f.names, name) {
+			return f, true
+		}
+	}
+	return cliFlag{}, false
 }
 
 // andList writes words as a sentence does: "a", "a and b", "a, b and c".
