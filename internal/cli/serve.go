@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/harness-go/harness/fiber"
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/internal/loop"
 	"github.com/harness-go/harness/plugins/mcpserver"
@@ -68,44 +69,24 @@ func (f *serveFlags) set(name string, value func() (string, error)) error {
 }
 
 // serve is `harness serve`: boot, watch cordis.yml, serve the tools over MCP
-// until stdin ends (stdio) or a signal comes.
+// until stdin ends (stdio) or a signal comes. Its goroutines (the gateway's
+// run, the report of problems) live in one fiber, disposed on the way out
+// before the listener and the host close.
 func serve(ctx context.Context, o *options, env Env) error {
-	f := o.serve
-	if f.token == "" {
-		f.token, _ = env.Lookup(TokenEnv)
+	f, err := serveFlagsOf(o, env)
+	if err != nil {
+		return err
 	}
-	env.secrets.AddCredential(f.token)
-	if f.http == "" && (o.serve.token != "" || len(f.allowHosts) > 0) {
-		return usagef("--token and --allow-host go with --http")
-	}
-	if f.http != "" {
-		if err := mcpserver.CheckListen(f.http, f.token); err != nil {
-			return usagef("%v", err)
-		}
-	}
-
 	hs, file, err := boot(o, env)
 	if err != nil {
 		return err
 	}
 	defer hs.close()
-	gw, err := mcpserver.New(hs.tools, mcpserver.Options{
-		Mode:    f.tools,
-		Settle:  mcpserver.SettleWithin(hs.host, o.wait),
-		Self:    loop.FromHost(hs.host),
-		Logger:  hs.log,
-		Version: Version(),
-	})
+	gw, srv, err := hs.gateway(o, f)
 	if err != nil {
-		return usagef("%v", err)
+		return err
 	}
-	// Bind before the entries start: an entry that reaches this gateway
-	// (a loop, refused) waits in the listen queue, not on a closed port.
-	var srv *mcpserver.HTTPServer
-	if f.http != "" {
-		if srv, err = gw.ListenHTTP(f.http, mcpserver.HTTPOptions{Token: f.token, AllowHosts: f.allowHosts}); err != nil {
-			return exit(ExitFailure, "harness serve: %v", err)
-		}
+	if srv != nil {
 		defer srv.Close(context.Background())
 	}
 	if err := hs.load(ctx, file); err != nil {
@@ -116,10 +97,10 @@ func serve(ctx context.Context, o *options, env Env) error {
 
 	defer hs.follow(ctx, cancel, o.config, env.Signals)()
 
-	runDone := make(chan struct{})
-	go func() { defer close(runDone); _ = gw.Run(ctx) }()
-	defer func() { cancel(nil); <-runDone }()
-	go func() {
+	life := fiber.New(ctx, "serve")
+	defer life.Dispose(context.Background())
+	_ = life.Go("gateway", func(ctx context.Context) { _ = gw.Run(ctx) })
+	_ = life.Go("problems", func(ctx context.Context) {
 		// Once settled (or at the --wait bound), say on stderr what went
 		// wrong: the client shows it in its server log.
 		select {
@@ -127,17 +108,65 @@ func serve(ctx context.Context, o *options, env Env) error {
 			hs.reportProblems(!host.AllSettled(hs.host.Snapshot()))
 		case <-ctx.Done():
 		}
-	}()
-
-	if f.http == "" {
-		if err := gw.ServeStdio(ctx, env.Stdin, env.Stdout); err != nil && ctx.Err() == nil {
+	})
+	if srv == nil {
+		if err := gw.ServeStdio(life.Context(), env.Stdin, env.Stdout); err != nil && life.Context().Err() == nil {
 			return exit(ExitFailure, "harness serve: %v", err)
 		}
 		return nil
 	}
+	return serveHTTP(life.Context(), srv, env)
+}
+
+// serveFlagsOf returns serve's flags, the token from the environment when
+// --token is not given, and refuses those that do not go together.
+func serveFlagsOf(o *options, env Env) (serveFlags, error) {
+	f := o.serve
+	if f.token == "" {
+		f.token, _ = env.Lookup(TokenEnv)
+	}
+	env.secrets.AddCredential(f.token)
+	if f.http == "" && (o.serve.token != "" || len(f.allowHosts) > 0) {
+		return f, usagef("--token and --allow-host go with --http")
+	}
+	if f.http != "" {
+		if err := mcpserver.CheckListen(f.http, f.token); err != nil {
+			return f, usagef("%v", err)
+		}
+	}
+	return f, nil
+}
+
+// gateway creates serve's gateway and, with --http, binds its listener:
+// before the entries start, so that an entry that reaches this gateway (a
+// loop, refused) waits in the listen queue, not on a closed port.
+func (hs *harness) gateway(o *options, f serveFlags) (*mcpserver.Gateway, *mcpserver.HTTPServer, error) {
+	gw, err := mcpserver.New(hs.tools, mcpserver.Options{
+		Mode:    f.tools,
+		Settle:  mcpserver.SettleWithin(hs.host, o.wait),
+		Self:    loop.FromHost(hs.host),
+		Logger:  hs.log,
+		Version: Version(),
+	})
+	if err != nil {
+		return nil, nil, usagef("%v", err)
+	}
+	if f.http == "" {
+		return gw, nil, nil
+	}
+	srv, err := gw.ListenHTTP(f.http, mcpserver.HTTPOptions{Token: f.token, AllowHosts: f.allowHosts})
+	if err != nil {
+		return nil, nil, exit(ExitFailure, "harness serve: %v", err)
+	}
+	return gw, srv, nil
+}
+
+// serveHTTP serves srv until it fails or ctx ends, then closes it, bounded.
+func serveHTTP(ctx context.Context, srv *mcpserver.HTTPServer, env Env) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve() }()
 	fmt.Fprintf(env.Stdout, "listening %s\n", srv.URL())
+	var err error
 	select {
 	case err = <-served:
 	case <-ctx.Done():
