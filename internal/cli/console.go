@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"unicode"
 
+	"github.com/harness-go/harness/fiber"
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/internal/safe"
 	"github.com/harness-go/harness/plugins/tools"
@@ -45,16 +46,16 @@ func run(ctx context.Context, o *options, env Env) error {
 		return err
 	}
 
-	watchCtx, stopWatch := context.WithCancel(ctx)
+	// The watcher lives in the run's fiber: disposed (its context
+	// cancelled, the goroutine awaited) before the host closes.
+	life := fiber.New(ctx, "run")
+	defer life.Dispose(context.Background())
 	watcher := host.NewWatcher(hs.host, o.config, host.WatcherOptions{Logger: hs.log})
-	watchDone := make(chan struct{})
-	go func() {
-		defer close(watchDone)
-		if err := watcher.Run(watchCtx); err != nil {
+	_ = life.Go("watch", func(ctx context.Context) {
+		if err := watcher.Run(ctx); err != nil {
 			hs.log.Warn("not watching the configuration", "err", err)
 		}
-	}()
-	defer func() { stopWatch(); <-watchDone }()
+	})
 
 	c := newConsole(hs, watcher, env.Signals)
 	c.addAgent() // plain lines, /new, /agent
