@@ -182,49 +182,60 @@ type cliFlag struct {
 	set func(o *options, name, v string) error
 	// commands are the commands the flag is for; none: every command.
 	commands []string
+	// arg names the value in the help ("FILE"); help is the flag's line
+	// in the general help (none: told in its commands' help).
+	arg, help string
 }
 
-// flagTable is every flag of the command line.
+// flagTable is every flag of the command line, in the order of the
+// general help.
 var flagTable = []cliFlag{
-	{names: []string{"c", "config"}, value: true, set: func(o *options, _, v string) error { o.config = v; return nil }},
-	{names: []string{"wait"}, value: true, set: func(o *options, _, v string) (err error) { o.wait, err = parseWait(v); return err }},
-	{names: []string{"log-level"}, value: true, set: func(o *options, _, v string) error {
+	{names: []string{"c", "config"}, value: true, arg: "FILE", help: "the configuration (default ./cordis.yml)",
+		set: func(o *options, _, v string) error { o.config = v; return nil }},
+	{names: []string{"wait"}, value: true, arg: "DURATION", help: "how long to wait for entries to settle (default 30s; 0 = do not wait)",
+		set: func(o *options, _, v string) (err error) { o.wait, err = parseWait(v); return err }},
+	{names: []string{"log-level"}, value: true, arg: "LEVEL", help: "debug, info, warn or error (default warn)", set: func(o *options, _, v string) error {
 		if _, ok := levels[v]; !ok {
 			return usagef("--log-level must be debug, info, warn or error, not %q", v)
 		}
 		o.logLevel = v
 		return nil
 	}},
-	{names: []string{"log-format"}, value: true, set: func(o *options, _, v string) error {
+	{names: []string{"log-format"}, value: true, arg: "FORMAT", help: "text or json (default text)", set: func(o *options, _, v string) error {
 		if v != "text" && v != "json" {
 			return usagef("--log-format must be text or json, not %q", v)
 		}
 		o.logFormat = v
 		return nil
 	}},
-	{names: []string{"json"}, set: func(o *options, _, _ string) error { o.json = true; return nil },
-		commands: []string{"tools", "call", "status", "ask", "login"}},
-	{names: []string{"agent"}, value: true, commands: []string{"ask", "run"}, set: func(o *options, _, v string) error {
-		if v == "" {
-			return usagef("--agent needs an entry id")
-		}
-		o.agent = v
-		return nil
-	}},
-	{names: []string{"no-browser"}, set: func(o *options, _, _ string) error { o.noBrowser = true; return nil }, commands: []string{"login"}},
-	{names: []string{"show-reasoning"}, set: func(o *options, _, _ string) error { o.showReasoning = true; return nil }, commands: []string{"ask", "run"}},
-	{names: []string{"h", "help"}, ignoreValue: true, set: func(o *options, _, _ string) error { o.help = true; return nil }},
+	{names: []string{"json"}, help: "machine-readable output (tools, call, status, ask, login)",
+		set: func(o *options, _, _ string) error { o.json = true; return nil }, commands: []string{"tools", "call", "status", "ask", "login"}},
+	{names: []string{"no-browser"}, help: "print the login address instead of opening a browser (login)",
+		set: func(o *options, _, _ string) error { o.noBrowser = true; return nil }, commands: []string{"login"}},
+	{names: []string{"agent"}, value: true, arg: "ID", help: "the agent entry to talk to, when there are several (ask, run)",
+		commands: []string{"ask", "run"}, set: func(o *options, _, v string) error {
+			if v == "" {
+				return usagef("--agent needs an entry id")
+			}
+			o.agent = v
+			return nil
+		}},
+	{names: []string{"show-reasoning"}, help: "show a thinking model's reasoning on stderr (ask, run)",
+		set: func(o *options, _, _ string) error { o.showReasoning = true; return nil }, commands: []string{"ask", "run"}},
+	{names: []string{"format"}, value: true, arg: "FORMAT", help: "the format of the files (import; default auto)",
+		commands: []string{"import"}, set: func(o *options, _, v string) error {
+			if !slices.Contains(mcpservers.Formats, v) {
+				return usagef("--format must be one of %s, not %q", strings.Join(mcpservers.Formats, ", "), v)
+			}
+			o.format = v
+			return nil
+		}},
+	{names: []string{"h", "help"}, ignoreValue: true, help: "print help", set: func(o *options, _, _ string) error { o.help = true; return nil }},
+	// The flags of serve and web, told in their own help.
 	{names: []string{"http"}, value: true, set: serveFlag, commands: []string{"serve", "web"}},
 	{names: []string{"token"}, value: true, set: serveFlag, commands: []string{"serve", "web"}},
 	{names: []string{"tools"}, value: true, set: serveFlag, commands: []string{"serve"}},
 	{names: []string{"allow-host"}, value: true, set: serveFlag, commands: []string{"serve", "web"}},
-	{names: []string{"format"}, value: true, commands: []string{"import"}, set: func(o *options, _, v string) error {
-		if !slices.Contains(mcpservers.Formats, v) {
-			return usagef("--format must be one of %s, not %q", strings.Join(mcpservers.Formats, ", "), v)
-		}
-		o.format = v
-		return nil
-	}},
 }
 
 // serveFlag sets a flag of harness serve and harness web (serve.go).

@@ -365,3 +365,25 @@ func TestParseArgs(t *testing.T) {
 		t.Errorf("an empty stdin: %s, %v, %q", args, err, notes)
 	}
 }
+
+// Every flag is told: in the general help (generated from its row), or —
+// the flags of serve and web — in their own.
+func TestEveryFlagIsInTheHelp(t *testing.T) {
+	for _, f := range flagTable {
+		long := "--" + f.names[len(f.names)-1]
+		switch {
+		case f.help != "":
+			if !strings.Contains(usage, long) {
+				t.Errorf("%s has help but the usage lacks it", long)
+			}
+		case len(f.commands) == 0:
+			t.Errorf("%s is for every command but has no help", long)
+		default:
+			for _, c := range f.commands {
+				if !strings.Contains(commandHelp[c], long) {
+					t.Errorf("%s has no general help and %s's help does not tell it", long, c)
+				}
+			}
+		}
+	}
+}

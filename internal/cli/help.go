@@ -3,9 +3,35 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strings"
 )
 
-const usage = `harness runs the plugins listed in cordis.yml — MCP servers among them — and
+// flagHelp is a line per flag of flagTable that has help, in its order:
+// "-c, --config FILE" (or "    --wait DURATION") in a column of 25, then
+// the help.
+func flagHelp() string {
+	var b strings.Builder
+	for _, f := range flagTable {
+		if f.help == "" {
+			continue
+		}
+		left := "    "
+		if len(f.names) > 1 {
+			left = "-" + f.names[0] + ", "
+		}
+		left += "--" + f.names[len(f.names)-1]
+		if f.arg != "" {
+			left += " " + f.arg
+		}
+		fmt.Fprintf(&b, "  %-25s%s\n", left, f.help)
+	}
+	return b.String()
+}
+
+// usage is the general help; its flags are flagTable's rows that have help.
+var usage = usageHead + "Flags (anywhere on the line):\n" + flagHelp() + "\n" + usageTail
+
+const usageHead = `harness runs the plugins listed in cordis.yml — MCP servers among them — and
 lets people and scripts list and call the tools a model would see, and talk to
 a model that uses them.
 
@@ -25,19 +51,9 @@ Usage:
   harness version                     print the version
   harness help [COMMAND]              print help
 
-Flags (anywhere on the line):
-  -c, --config FILE        the configuration (default ./cordis.yml)
-      --wait DURATION      how long to wait for entries to settle (default 30s; 0 = do not wait)
-      --log-level LEVEL    debug, info, warn or error (default warn)
-      --log-format FORMAT  text or json (default text)
-      --json               machine-readable output (tools, call, status, ask, login)
-      --no-browser         print the login address instead of opening a browser (login)
-      --agent ID           the agent entry to talk to, when there are several (ask, run)
-      --show-reasoning     show a thinking model's reasoning on stderr (ask, run)
-      --format FORMAT      the format of the files (import; default auto)
-  -h, --help               print help
+`
 
-Exit codes: 0 success; 1 a tool returned an error result, or an entry failed or
+const usageTail = `Exit codes: 0 success; 1 a tool returned an error result, or an entry failed or
 did not settle within --wait, or (ask) the model's API failed; 2 a usage error,
 an unknown tool, arguments that are not JSON, a configuration that does not
 load, or (ask) no agent entry or no API key; 130 ask ended by a signal (Ctrl-C,
