@@ -260,6 +260,19 @@ func FollowHeadless(authURL string) (*url.URL, error) {
 	return loc, nil
 }
 
+// FollowHeadlessNoDeliver fetches an authorization URL with redirects off
+// and returns its Location, delivering it nowhere (the caller finishes the
+// flow with it, as the SDKs' conformance clients do).
+func FollowHeadlessNoDeliver(authURL string) (*url.URL, error) {
+	c := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Get(authURL)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body.Close()
+	return resp.Location()
+}
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

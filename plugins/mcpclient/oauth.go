@@ -310,11 +310,7 @@ func (s *supervisor) needsLogin(err error) (*NeedsLoginError, bool) {
 // for another reason is tried again at the next change of the store, or
 // after the reconnect policy's longest wait.
 func (s *supervisor) awaitLogin(life context.Context) (*session, []rawTool, *extras) {
-	a := s.auth
-	if a == nil {
-		<-life.Done()
-		return nil, nil, nil
-	}
+	a := s.auth // never nil: only an OAuth entry needs a login
 	tick := time.NewTicker(a.poll())
 	defer tick.Stop()
 	var retry time.Time
@@ -372,11 +368,10 @@ func (s *supervisor) relogin(life context.Context, nl *NeedsLoginError) *session
 	return sess
 }
 
-// loginError is the error of a call to an entry that needs a login.
+// loginError is the error of a call that reached an entry needing a login
+// (it looked its tool up before the tools went).
 func (s *supervisor) loginError() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return &NeedsLoginError{Server: s.server, Entry: s.ctx.ID(), Reason: strings.TrimPrefix(s.lastErr, fmt.Sprintf("mcp-client(%s): the server needs a login: run `harness login %s` (", s.server, s.ctx.ID()))}
+	return &NeedsLoginError{Server: s.server, Entry: s.ctx.ID(), Reason: "no login"}
 }
 
 // OAuthStatus is what `status` shows of an OAuth entry's login.

@@ -2,9 +2,9 @@ package mcpclient
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -124,6 +124,25 @@ func TestNeedsLoginThenLogin(t *testing.T) {
 		t.Fatalf("status after invalid_grant: %+v", st.OAuth)
 	}
 
+	res = hx.Call("mcp__web__echo", `{"message":"x"}`)
+	if !strings.Contains(res.Text, "unknown tool") && !strings.Contains(res.Text, "harness login web") {
+		t.Fatalf("a call while the entry needs a login = %+v", res)
+	}
+
+	// A new login brings the tools back; a logout (the files removed, as
+	// harness logout does) ends the session at once.
+	rec = loginInto(t, dir, url)
+	hx.waitState("web", host.Ready)
+	hx.waitTools("the tools after the second login", func(n []string) bool { return len(n) == 1 })
+	if _, err := (&oauth.Store{Dir: dir}).Delete(url); err != nil {
+		t.Fatal(err)
+	}
+	hx.waitState("web", host.NeedsLogin)
+	hx.waitTools("no tools after the logout", func(n []string) bool { return len(n) == 0 })
+	if st := hx.status("web"); !strings.Contains(strings.Join(st.StatusLines(), "\n"), "oauth: not logged in") {
+		t.Fatalf("status after the logout: %q", st.StatusLines())
+	}
+
 	// No token, code or verifier in any record of ours.
 	logs := hx.Log.String()
 	for _, v := range []string{rec.AccessToken, rec.RefreshToken} {
@@ -131,8 +150,8 @@ func TestNeedsLoginThenLogin(t *testing.T) {
 			t.Errorf("the log holds a token: %s", logs)
 		}
 	}
-	if files, _ := os.ReadDir(dir); len(files) == 0 {
-		t.Fatal("the store is empty")
+	if files, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(files) != 0 {
+		t.Fatalf("token files left after the logout: %v", files)
 	}
 }
 
@@ -167,6 +186,8 @@ func TestOAuthConfig(t *testing.T) {
 		{map[string]any{"oauth": map[string]any{"callbackPort": 70000}}, "oauth.callbackPort"},
 		{map[string]any{"oauth": "yes please"}, "must be false, true or a mapping"},
 		{map[string]any{"oauth": map[string]any{"clientId": "x"}, "headers": map[string]string{"Authorization": "Bearer abc"}}, "keep one of the two"},
+		{map[string]any{"oauth": map[string]any{"scopes": []string{"a b"}}}, `oauth.scopes[0]: "a b" is not a scope`},
+		{map[string]any{"oauth": map[string]any{"authServerMetadataUrl": "ftp://x"}}, "oauth.authServerMetadataUrl"},
 	} {
 		err := hx.Load(yml(httpEntry("web", "web", "http://127.0.0.1:1/mcp", c.config)))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -179,4 +200,110 @@ func TestOAuthConfig(t *testing.T) {
 	}
 }
 
+// A login that arrives while the server is down: the entry keeps waiting,
+// and says why its connection failed.
+func TestLoginWhileTheServerIsDown(t *testing.T) {
+	as := oauthtest.NewAS(t)
+	_, logs := testlog.New(t)
+	var srv *httptest.Server
+	srv = httptest.NewServer(as.Protect(fixture.HTTPHandler(fixture.Options{Stderr: logs, Only: []string{"echo"}}), func() string { return srv.URL + "/mcp" }))
+	url := srv.URL + "/mcp"
+	dir := t.TempDir()
+	hx := newHarness(t)
+	SetOAuthOptions(hx.H, OAuthOptions{StoreDir: dir, Poll: 20 * time.Millisecond})
+	hx.mustLoad(yml(httpEntry("web", "web", url, nil)))
+	hx.wantState("web", host.NeedsLogin)
+	srv.Close()
+	if err := (&oauth.Store{Dir: dir}).Save(&oauth.Record{Server: url, Issuer: as.URL, TokenEndpoint: as.URL + "/token", AccessToken: "at-NotAnyServersToken42"}); err != nil {
+		t.Fatal(err)
+	}
+	hx.Logs.Wait(t, waitTimeout, "the failed connection", 1, msg("web", "a login is there, but connecting failed; trying again later"))
+	if e := hx.Entry("web"); e.State != host.NeedsLogin {
+		t.Fatalf("entry %+v", e)
+	}
+	if st := hx.status("web"); st.LastError == "" {
+		t.Fatalf("status has no lastError: %+v", st)
+	}
+	if !errors.Is(&NeedsLoginError{}, oauth.ErrNoLogin) {
+		t.Fatal("a NeedsLoginError is not an oauth.ErrNoLogin")
+	}
+}
+
+// What status says of a login, for people.
+func TestOAuthStatusLine(t *testing.T) {
+	future, past := time.Now().Add(time.Hour), time.Now().Add(-time.Hour)
+	for _, c := range []struct {
+		o    OAuthStatus
+		want []string
+	}{
+		{OAuthStatus{}, []string{"oauth: not logged in"}},
+		{OAuthStatus{Issuer: "https://as", LastRefreshError: "the refresh was refused: invalid_grant", Note: "the token file x cannot be used"}, []string{"not logged in (issuer https://as)", "last refresh error: the refresh was refused", "cannot be used"}},
+		{OAuthStatus{LoggedIn: true, Issuer: "https://as", Scopes: []string{"repo", "read:org"}, Expiry: &future, Refreshable: true}, []string{"logged in at https://as", "scopes repo read:org", "the token expires at", "(refreshable)"}},
+		{OAuthStatus{LoggedIn: true, Issuer: "https://as", Expiry: &past, LastRefreshError: "boom", Note: "n"}, []string{"the token expired at", "last refresh error: boom", "; n"}},
+		{OAuthStatus{LoggedIn: true, Issuer: "https://as"}, []string{"the token does not expire"}},
+	} {
+		o := c.o
+		lines := strings.Join((&Status{ServerName: "s", Transport: TransportHTTP, OAuth: &o}).StatusLines(), "\n")
+		for _, w := range c.want {
+			if !strings.Contains(lines, w) {
+				t.Errorf("%+v: %q lacks %q", c.o, lines, w)
+			}
+		}
+	}
+}
+
+// The flow's own POSTs never follow a redirect to another origin; a GET
+// (metadata) may.
+func TestOAuthHTTPClientRedirects(t *testing.T) {
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
+	defer other.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/token", http.StatusTemporaryRedirect)
+	}))
+	defer srv.Close()
+	c := OAuthHTTPClient()
+	if _, err := c.Post(srv.URL+"/token", "application/x-www-form-urlencoded", strings.NewReader("refresh_token=x")); err == nil || !strings.Contains(err.Error(), "another origin") {
+		t.Fatalf("a POST redirected elsewhere: %v", err)
+	}
+	resp, err := c.Get(srv.URL + "/.well-known/oauth-authorization-server")
+	if err != nil {
+		t.Fatalf("a GET redirected elsewhere: %v", err)
+	}
+	resp.Body.Close()
+}
+
 var _ http.RoundTripper = (*oauth.Transport)(nil)
+
+// With someone to log in (OAuthOptions.Authorize: a test, the conformance
+// client), the flow runs inline at the first 401 and the entry starts
+// ready: the harness itself never sets it.
+func TestOAuthAuthorizeInline(t *testing.T) {
+	as := oauthtest.NewAS(t)
+	url := oauthPeer(t, as)
+	hx := newHarness(t)
+	var authorized int
+	SetOAuthOptions(hx.H, OAuthOptions{StoreDir: t.TempDir(), Authorize: func(ctx context.Context, f *oauth.Flow, ch *oauth.Challenge) error {
+		authorized++
+		lb, err := oauth.Listen(0)
+		if err != nil {
+			return err
+		}
+		defer lb.Close()
+		p, err := f.Begin(ctx, ch, lb.RedirectURI())
+		if err != nil {
+			return err
+		}
+		loc, err := oauthtest.FollowHeadlessNoDeliver(p.URL)
+		if err != nil {
+			return err
+		}
+		_, err = f.Finish(ctx, p, loc)
+		return err
+	}})
+	hx.mustLoad(yml(httpEntry("web", "web", url, nil)))
+	hx.wantState("web", host.Ready)
+	hx.wantCall("mcp__web__echo", `{"message":"hi"}`, "echo: hi", false)
+	if authorized != 1 {
+		t.Fatalf("%d authorizations, want 1", authorized)
+	}
+}
