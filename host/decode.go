@@ -111,7 +111,7 @@ func (e *Entry) decode(r *resolved, v any) []Problem {
 	var problems []Problem
 	add := func(n *yaml.Node, field, msg string) {
 		pos := Pos{File: e.file, Line: e.Pos.Line, Col: e.Pos.Col}
-		if n != nil {
+		if n != nil && n.Line > 0 { // a child's configuration made by its parent may have no positions
 			pos = Pos{File: e.file, Line: n.Line, Col: n.Column}
 		}
 		if field != "" {

@@ -82,6 +82,19 @@
 //     the host-wide values of [Context.Shared] that implement io.Closer,
 //     newest first — a plugin's per-host resource (mcp-client's process
 //     spawner) outlives its instances and ends with the host.
+//  13. Children. An instance may own entries: [Context.SetChildren] lists
+//     them (an mcp-servers entry's servers), with ids "<its id>/<name>",
+//     and the host reconciles that list with the children its entry has by
+//     the rules of an edited file (3 to 11): unchanged children are not
+//     touched, changed ones are replaced or re-created, removed ones
+//     disposed, and a child that does not check out fails alone; a list
+//     that cannot be made changes nothing ([Context.RejectChildren] says
+//     why, as the entry's note). Children are entries like the others —
+//     in snapshots right after their parent (EntryStatus.Parent), settled
+//     by the same rules, restarted by their id — and the parent is not
+//     settled until its last list is in place. They go with their parent
+//     when it is removed, disabled, fails, restarts or closes, and stay
+//     when an edit re-creates it: its new instance lists them again.
 //
 // All changes run one at a time on the host's own goroutine, so transitions
 // never interleave; plugins report from any goroutine without blocking. The

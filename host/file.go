@@ -93,6 +93,7 @@ type Entry struct {
 	digest  string // kind and configuration, canonical
 	restart string // the same without the kind's live keys (Kind.Live)
 	namePos Pos
+	fault   error // a child that cannot run: why (Child.Err)
 }
 
 // Pos is a position in a file.

@@ -88,6 +88,10 @@ type entry struct {
 	inst    *instance // the instance that serves (or starts, when fresh)
 	next    *instance // a successor starting beside inst (make before break)
 	note    error     // a reload that failed while inst kept serving
+	// parent is the entry that owns this one (rule 13), nil for an entry
+	// of the file; children are the entries this one owns, in its order.
+	parent   *entry
+	children []*entry
 }
 
 type instance struct {
@@ -102,6 +106,9 @@ type instance struct {
 	pred     *instance // for a successor: the instance it is to replace
 	login    error     // its initial work ended needing a login (LoginNeeded)
 	unset    []Unset   // the !!js values left out of its configuration
+	// listing counts the lists of children it set that the host has not
+	// applied yet: its entry is not settled meanwhile (rule 13).
+	listing int
 }
 
 type service struct {
@@ -310,10 +317,15 @@ func (h *Host) load(f *File) (*Plan, error) {
 	if h.file != nil {
 		running = h.file.Entries
 	}
+	if err := h.childClash(f.Entries); err != nil {
+		h.log.Info("configuration refused; nothing changed", "file", f.Path, "err", err)
+		h.emit(Event{Type: ReloadRejected, Err: err})
+		return nil, err
+	}
 	plan := Reconcile(running, f.Entries)
-	st := decide(plan, h.gatherFacts(plan, f, checked.plugins))
+	st := decide(plan, h.gatherFacts(plan, f.Entries, checked.plugins))
 	plan.Fallback = st.fallback
-	h.stopFor(st)
+	h.stopFor(st, h.orphans(st, f.Entries))
 	order := h.swap(f, st)
 	h.startFor(plan, st, order)
 	h.wakePending()
@@ -327,10 +339,10 @@ func (h *Host) load(f *File) (*Plan, error) {
 // gatherFacts gathers what decide needs of the running entries. It tries the
 // live updates of the plan first: an instance that takes the live settings
 // has applied them.
-func (h *Host) gatherFacts(plan *Plan, f *File, decoded map[string]decodedEntry) facts {
+func (h *Host) gatherFacts(plan *Plan, list []*Entry, decoded map[string]decodedEntry) facts {
 	fs := facts{updated: map[string]bool{}, serving: map[string]bool{}, claimed: map[string]bool{}}
-	specs := make(map[string]*Entry, len(f.Entries))
-	for _, spec := range f.Entries {
+	specs := make(map[string]*Entry, len(list))
+	for _, spec := range list {
 		specs[spec.ID] = spec
 	}
 	for _, id := range plan.Update {
@@ -347,8 +359,9 @@ func (h *Host) gatherFacts(plan *Plan, f *File, decoded map[string]decodedEntry)
 // stopFor carries out the stops of st. Every disposal finishes before any
 // apply starts: that of a successor still starting for an entry replaced
 // again too (it never served, and may hold a value an entry of the new
-// file claims).
-func (h *Host) stopFor(st steps) {
+// file claims). The children of orphans stop with them (rule 13), and
+// orphans lose them.
+func (h *Host) stopFor(st steps, orphans []*entry) {
 	for id := range st.replace {
 		h.dropNext(h.entries[id])
 	}
@@ -358,7 +371,17 @@ func (h *Host) stopFor(st steps) {
 			stops = append(stops, stopping{e: e, next: Stopped})
 		}
 	}
+	for _, e := range orphans {
+		for _, c := range e.descendants() {
+			stops = append(stops, stopping{e: c, next: Stopped})
+		}
+	}
 	h.stopAll(stops)
+	h.mu.Lock()
+	for _, e := range orphans {
+		e.children = nil
+	}
+	h.mu.Unlock()
 }
 
 // swap makes f the host's file: its entries, in its order, keep their
@@ -381,6 +404,12 @@ func (h *Host) swap(f *File, st steps) []string {
 		e.spec, e.kind = spec, kind
 		next[spec.ID] = e
 		order = append(order, spec.ID)
+	}
+	for _, id := range order {
+		// The children of an entry kept stay its (rule 13).
+		for _, c := range next[id].descendants() {
+			next[c.spec.ID] = c
+		}
 	}
 	for id, e := range h.entries {
 		if next[id] == nil {
@@ -531,13 +560,14 @@ func (h *Host) Restart(ctx context.Context, id string) error {
 func (h *Host) Close(ctx context.Context) error {
 	err := h.do(ctx, func() error {
 		h.stopDrains()
-		all := make([]stopping, 0, len(h.order))
-		for i := len(h.order) - 1; i >= 0; i-- {
-			all = append(all, stopping{e: h.entries[h.order[i]], next: Stopped})
+		flat := h.flat()
+		all := make([]stopping, 0, len(flat))
+		for i := len(flat) - 1; i >= 0; i-- {
+			all = append(all, stopping{e: h.entries[flat[i]], next: Stopped})
 		}
 		h.stopAll(all)
-		for i := len(h.order) - 1; i >= 0; i-- {
-			h.setState(h.entries[h.order[i]], Stopped, nil, nil)
+		for i := len(flat) - 1; i >= 0; i-- {
+			h.setState(h.entries[flat[i]], Stopped, nil, nil)
 		}
 		h.retiring.Wait()
 		dctx, cancel := context.WithTimeout(context.Background(), h.disposeTimeout)
@@ -657,12 +687,16 @@ func (h *Host) Subscribe() *Subscription {
 // Snapshot returns the status of every entry, in file order.
 func (h *Host) Snapshot() []EntryStatus {
 	h.mu.Lock()
-	out := make([]EntryStatus, 0, len(h.order))
-	plugins := make([]Plugin, 0, len(h.order))
-	for _, id := range h.order {
+	flat := h.flat()
+	out := make([]EntryStatus, 0, len(flat))
+	plugins := make([]Plugin, 0, len(flat))
+	for _, id := range flat {
 		e := h.entries[id]
 		st := EntryStatus{ID: id, Plugin: e.spec.Name, State: e.state, Since: e.since, Missing: e.missing, Pos: e.spec.Pos, err: e.err,
 			Reloading: e.next != nil}
+		if e.parent != nil {
+			st.Parent = e.parent.spec.ID
+		}
 		if e.note != nil {
 			st.Note = h.secrets.Redact(e.note.Error())
 		}
@@ -694,6 +728,9 @@ func (h *Host) settledLocked(e *entry, seen map[*entry]bool) bool {
 	if e.next != nil {
 		return false // a successor is on its way
 	}
+	if e.inst != nil && e.inst.listing > 0 {
+		return false // its children are on their way
+	}
 	switch e.state {
 	case Starting, Stopped:
 		return false
@@ -703,7 +740,7 @@ func (h *Host) settledLocked(e *entry, seen map[*entry]bool) bool {
 		}
 		seen[e] = true
 		for _, s := range e.missing {
-			for _, id := range h.order {
+			for _, id := range h.flat() {
 				p := h.entries[id]
 				if p != e && !p.spec.Disabled && p.kind != nil && p.kind.provides(s) && !h.settledLocked(p, seen) {
 					return false
@@ -756,7 +793,7 @@ func (h *Host) waitFor(ctx context.Context, holds func() bool) error {
 func (h *Host) settled() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for _, id := range h.order {
+	for _, id := range h.flat() {
 		if !h.settledLocked(h.entries[id], map[*entry]bool{}) {
 			return false
 		}

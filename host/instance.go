@@ -22,6 +22,10 @@ func (h *Host) start(e *entry) {
 		h.setState(e, Disabled, nil, nil)
 		return
 	}
+	if err := e.spec.fault; err != nil {
+		h.setState(e, Failed, fmt.Errorf("entry %q: %w", e.spec.ID, err), nil)
+		return
+	}
 	if missing := h.missing(e.kind); len(missing) > 0 {
 		h.setState(e, Pending, nil, missing)
 		return
@@ -325,8 +329,24 @@ func (h *Host) disposeNow(inst *instance, cause error) {
 // stop disposes e's instances, if any, after the instances that depend on
 // the services it provides (they go back to pending), and moves e to state
 // next.
+//
+// Its children go with it (rule 13): an entry that fails, restarts or goes
+// back to pending has none until its next instance sets them.
 func (h *Host) stop(e *entry, next State, cause error) {
-	h.stopAll([]stopping{{e: e, next: next, cause: cause}})
+	list := []stopping{{e: e, next: next, cause: cause}}
+	kids := e.descendants()
+	for _, c := range kids {
+		list = append(list, stopping{e: c, next: Stopped})
+	}
+	h.stopAll(list)
+	if len(kids) > 0 {
+		h.mu.Lock()
+		e.children = nil
+		for _, c := range kids {
+			delete(h.entries, c.spec.ID)
+		}
+		h.mu.Unlock()
+	}
 }
 
 // stopping is an entry to stop and the state it goes to.
@@ -358,7 +378,8 @@ func (h *Host) stopAll(list []stopping) {
 		targets = append(targets, st.e.spec.ID)
 	}
 	providers := map[string][]string{}
-	for _, id := range h.order {
+	order := h.flat()
+	for _, id := range order {
 		e := h.entries[id]
 		if e == nil || e.inst == nil {
 			continue
@@ -369,7 +390,7 @@ func (h *Host) stopAll(list []stopping) {
 			}
 		}
 	}
-	plan := planStop(h.order, providers, targets)
+	plan := planStop(order, providers, targets)
 	for _, id := range plan.Dependents {
 		e := h.entries[id]
 		byID[id] = e
@@ -422,7 +443,7 @@ func (h *Host) stopAll(list []stopping) {
 func (h *Host) wakePending() {
 	for progress := true; progress; {
 		progress = false
-		for _, id := range h.order {
+		for _, id := range h.flat() {
 			e := h.entries[id]
 			if e.state == Pending && len(h.missing(e.kind)) == 0 {
 				h.apply(e, nil)

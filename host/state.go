@@ -60,8 +60,12 @@ func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
 // EntryStatus is a snapshot of one entry.
 type EntryStatus struct {
-	ID      string    `json:"id"`
-	Plugin  string    `json:"plugin"`
+	ID     string `json:"id"`
+	Plugin string `json:"plugin"`
+	// Parent is the id of the entry that owns this one (rule 13: an
+	// mcp-servers entry's servers), "" for an entry of the file. A
+	// snapshot lists children right after their parent.
+	Parent  string    `json:"parent,omitempty"`
 	State   State     `json:"state"`
 	Since   time.Time `json:"since"`
 	Error   string    `json:"error,omitempty"`

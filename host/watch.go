@@ -135,7 +135,7 @@ const DefaultGrace = 200 * time.Millisecond
 // read, parse, apply) at 17 ms, under the 25 ms it may take; the 40 ms of
 // the first version bought nothing the measurement could see.
 type Watcher struct {
-	host     *Host
+	host     *Host  // nil for a file watcher (NewFileWatcher)
 	path     string // as given: read through it, named in messages
 	abs      string // absolute and clean: resolved
 	debounce time.Duration
@@ -144,6 +144,9 @@ type Watcher struct {
 	force    chan struct{}
 	rearm    chan struct{} // the forced reload's request to the watches
 	lastSeen string        // hash of the last content tried
+	// changed takes what a read found; NewFileWatcher's caller gives it,
+	// a host's watcher loads it.
+	changed func(ctx context.Context, data []byte, err error, force bool)
 }
 
 // WatcherOptions configure a [Watcher].
@@ -158,12 +161,45 @@ type WatcherOptions struct {
 
 // NewWatcher returns a watcher of path for h. Call Run to start it.
 func NewWatcher(h *Host, path string, opts WatcherOptions) *Watcher {
+	if opts.Logger == nil {
+		opts.Logger = h.log
+	}
+	w := newWatcher(path, opts)
+	w.host = h
+	if f := h.File(); f != nil {
+		w.lastSeen = f.Hash
+	}
+	w.changed = w.load
+	return w
+}
+
+// NewFileWatcher returns a watcher of a file other than cordis.yml that a
+// plugin follows (mcp-servers follows the mcpServers file it reads): the
+// same watches on the path's chain, quiet period and grace as a host's
+// [Watcher]. changed receives the content of every read whose content
+// differs from the last one's, or why the file could not be read — a
+// missing or empty file only once it stayed so for the grace; force is set
+// for a read [Watcher.Reload] asked for. seen is the content the caller
+// read already (nil: none), so that the first read skips it. Call Run to
+// start it; changed runs on Run's goroutine, one call at a time.
+func NewFileWatcher(path string, seen []byte, opts WatcherOptions, changed func(ctx context.Context, data []byte, err error, force bool)) *Watcher {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	w := newWatcher(path, opts)
+	if seen != nil {
+		w.lastSeen = hashOf(seen)
+	}
+	w.changed = changed
+	return w
+}
+
+func newWatcher(path string, opts WatcherOptions) *Watcher {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		abs = filepath.Clean(path)
 	}
 	w := &Watcher{
-		host:     h,
 		path:     path,
 		abs:      abs,
 		debounce: opts.Debounce,
@@ -177,12 +213,6 @@ func NewWatcher(h *Host, path string, opts WatcherOptions) *Watcher {
 	}
 	if w.grace <= 0 {
 		w.grace = DefaultGrace
-	}
-	if w.log == nil {
-		w.log = h.log
-	}
-	if f := h.File(); f != nil {
-		w.lastSeen = f.Hash
 	}
 	return w
 }
@@ -311,6 +341,12 @@ func (w *Watcher) reload(ctx context.Context, force, patient bool) (later bool) 
 		}
 		w.lastSeen = sum
 	}
+	w.changed(ctx, data, err, force)
+	return false
+}
+
+// load loads what a host's watcher read.
+func (w *Watcher) load(ctx context.Context, data []byte, err error, force bool) {
 	plan, err := w.host.loadData(ctx, w.path, data, err, force)
 	switch {
 	case errors.Is(err, ErrUnchanged):
@@ -319,7 +355,6 @@ func (w *Watcher) reload(ctx context.Context, force, patient bool) (later bool) 
 	case plan.Empty():
 		w.log.Info("configuration reloaded; no entry changed", "file", w.path)
 	}
-	return false
 }
 
 // saveInProgress reports whether a read shows what a save that is not atomic
