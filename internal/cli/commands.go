@@ -260,8 +260,16 @@ func showStatus(ctx context.Context, hs *harness, progress *reporter) error {
 // hold characters that drive a terminal (a bidi override is a valid id).
 func writeStatusText(w io.Writer, snap []host.EntryStatus, reg *tools.Registry) {
 	var b strings.Builder
+	depth := map[string]int{}
 	for _, e := range snap {
-		line := fmt.Sprintf("%s  %s  %s", safe.Line(e.ID), safe.Line(e.Plugin), e.State)
+		// A child entry (an mcp-servers entry's server) stands under its
+		// parent, indented.
+		indent := ""
+		if e.Parent != "" {
+			depth[e.ID] = depth[e.Parent] + 1
+			indent = strings.Repeat("  ", depth[e.ID])
+		}
+		line := fmt.Sprintf("%s%s  %s  %s", indent, safe.Line(e.ID), safe.Line(e.Plugin), e.State)
 		switch {
 		case e.State == host.Failed, e.State == host.Reconnecting, e.State == host.NeedsLogin:
 			line += ": " + safe.Line(e.Error)
@@ -274,15 +282,15 @@ func writeStatusText(w io.Writer, snap []host.EntryStatus, reg *tools.Registry) 
 		}
 		b.WriteString(line + "\n")
 		if e.Note != "" {
-			b.WriteString("    " + safe.Line(e.Note) + "\n")
+			b.WriteString(indent + "    " + safe.Line(e.Note) + "\n")
 		}
 		if ts, ok := e.Details.(host.TextStatus); ok {
 			for _, l := range ts.StatusLines() {
-				b.WriteString("    " + safe.Line(l) + "\n")
+				b.WriteString(indent + "    " + safe.Line(l) + "\n")
 			}
 		} else if e.Details != nil {
 			d, _ := json.Marshal(e.Details)
-			b.WriteString("    " + safe.Line(string(d)) + "\n")
+			b.WriteString(indent + "    " + safe.Line(string(d)) + "\n")
 		}
 	}
 	fmt.Fprintf(&b, "%d tools registered\n", len(reg.Names()))
@@ -301,6 +309,9 @@ func writeStatusJSON(w io.Writer, path string, snap []host.EntryStatus, reg *too
 			}
 		}
 		m["id"] = e.ID
+		if e.Parent != "" {
+			m["parent"] = e.Parent
+		}
 		m["plugin"] = e.Plugin
 		m["state"] = e.State.String()
 		m["settled"] = e.Settled

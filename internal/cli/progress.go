@@ -104,7 +104,7 @@ func (r *reporter) loop() {
 func (r *reporter) event(ev host.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if ev.Type == host.Reloaded && !r.loaded {
+	if ev.Type == host.Reloaded && ev.Entry == "" && !r.loaded {
 		// The first load is the start; the entries' own lines tell it.
 		r.loaded = true
 		r.redrawLocked()
@@ -125,6 +125,17 @@ func (r *reporter) event(ev host.Event) {
 
 // describe is the line for one event, or "" for events not worth a line.
 func (r *reporter) describe(ev host.Event) string {
+	switch {
+	case ev.Type == host.Reloaded && ev.Entry != "":
+		// An entry's children were set again (an mcp-servers entry's file
+		// changed).
+		if ev.Plan.Empty() {
+			return ""
+		}
+		return fmt.Sprintf("%s: its file reloaded: %s", ev.Entry, ev.Plan.String())
+	case ev.Type == host.ReloadRejected && ev.Entry != "":
+		return "" // the entry's note says it ("…; its children are unchanged")
+	}
 	switch ev.Type {
 	case host.Reloaded:
 		if ev.Plan.Empty() {

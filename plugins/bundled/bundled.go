@@ -1,5 +1,5 @@
 // Package bundled registers every plugin kind this repository bundles: echo,
-// mcp-client, agent, mcp-server and web. A program imports it for its side
+// mcp-client, mcp-servers, agent, mcp-server and web. A program imports it for its side
 // effect, beside harnesscmd, to offer what cmd/harness offers:
 //
 //	import _ "github.com/harness-go/harness/plugins/bundled"
@@ -14,5 +14,6 @@ import (
 	_ "github.com/harness-go/harness/plugins/echo"
 	_ "github.com/harness-go/harness/plugins/mcpclient"
 	_ "github.com/harness-go/harness/plugins/mcpserver"
+	_ "github.com/harness-go/harness/plugins/mcpservers"
 	_ "github.com/harness-go/harness/plugins/web"
 )

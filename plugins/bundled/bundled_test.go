@@ -21,7 +21,10 @@ var restart = map[string][]string{
 		"toolResultBytes", "toolSearch", "toolSearchTokens"},
 	"echo":       {"greet", "prefix", "timezone"},
 	"mcp-server": {"allowHosts", "listen"},
-	"web":        {"allowHosts", "listen", "token"},
+	// Re-created, an mcp-servers entry keeps its servers: its new instance
+	// lists them again and only those that changed move (host rule 13).
+	"mcp-servers": {"except", "format", "only", "path"},
+	"web":         {"allowHosts", "listen", "token"},
 }
 
 func TestEveryConfigKeyIsLiveOrRestart(t *testing.T) {

@@ -472,3 +472,22 @@ func field(m *yaml.Node, key string) *yaml.Node {
 	}
 	return nil
 }
+
+// The kind's configuration: a path, a format it knows, no empty name in
+// only or except; each problem names its key.
+func TestPluginValidate(t *testing.T) {
+	for i, tc := range []struct {
+		p    *Plugin
+		want string
+	}{
+		{&Plugin{Path: ".mcp.json", Format: FormatAuto, Only: []string{"a"}, Except: []string{"b"}}, ""},
+		{&Plugin{Format: FormatAuto}, "path: is required"},
+		{&Plugin{Path: "x.json", Format: "zed"}, `format: "zed" is not one of auto, claude-desktop`},
+		{&Plugin{Path: "x.json", Format: FormatCodex, Except: []string{"a", " "}}, "except[1]: is empty"},
+	} {
+		err := tc.p.Validate()
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("case %d: %v, want %q", i, err, tc.want)
+		}
+	}
+}
