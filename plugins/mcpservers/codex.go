@@ -77,9 +77,9 @@ var codexNotes = map[string]string{
 	"required":                    "codex exec stops when such a server does not start; the harness runs the others and shows this one failed",
 	"default_tools_approval_mode": "tool approval is the client's: the harness asks for none",
 	"tools":                       "per-tool approval is the client's: the harness asks for none",
-	"scopes":                      "OAuth is not supported here: give the token with bearer_token_env_var",
-	"oauth_resource":              "OAuth is not supported here: give the token with bearer_token_env_var",
-	"oauth":                       "OAuth is not supported here: give the token with bearer_token_env_var",
+	"scopes":                      "it is not read: the harness logs in itself when the server asks for OAuth (harness login ID); write scopes in the entry's oauth: (README)",
+	"oauth_resource":              "it is not read: the harness logs in itself when the server asks for OAuth (harness login ID), with the resource the server names",
+	"oauth":                       "it is not read: the harness logs in itself when the server asks for OAuth (harness login ID); write its settings in the entry's oauth: (README)",
 }
 
 type tomlFields struct {
