@@ -491,3 +491,22 @@ func TestPluginValidate(t *testing.T) {
 		}
 	}
 }
+
+// The malformed files of testdata/malformed, one per format as its client
+// would save it broken: each is refused with its file's line:column and
+// why (TestMalformed has the smaller cases).
+func TestMalformedFixtures(t *testing.T) {
+	for file, want := range map[string]string{
+		"claude_desktop_config.json": "claude_desktop_config.json:7:5: invalid JSON",
+		".mcp.json":                  `.mcp.json:4:5: the key "github" is given twice in this object (first at 3:5)`,
+		".vscode/mcp.json":           ".vscode/mcp.json:3:14: the servers must be an object of name → server, not an array",
+		".codex/config.toml":         ".codex/config.toml:4:",
+		".gemini/settings.json":      `settings.json:5:5: server "my_server": its serverName would be "my_server", as that of server "my.server" (4:5): rename one`,
+		"mcp_config.json":            "the file ends before the value does",
+	} {
+		_, err := Read(filepath.Join("testdata", "malformed", file), Options{})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", file, err, want)
+		}
+	}
+}
