@@ -76,6 +76,7 @@ type result struct {
 	stdout, stderr string
 	code           int
 	took           time.Duration
+	cpu            time.Duration // user and system time of the process
 	maxRSS         int // peak resident size of the harness and what it reaped, in bytes
 }
 
@@ -109,6 +110,7 @@ func oneShotWith(t *testing.T, bin, dir string, env []string, args ...string) re
 	r := result{args: args, stdout: run.Stdout, stderr: run.Stderr, code: run.Code, took: run.Took}
 	if ru, ok := run.State.SysUsage().(*syscall.Rusage); ok {
 		r.maxRSS = int(ru.Maxrss) << 10 // kilobytes on Linux
+		r.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 	return r
 }
