@@ -353,6 +353,9 @@ func validate(o *options, env Env) error {
 	for _, w := range report.Warnings {
 		say(env.Stderr, o, "warn", "warning: "+safe.Line(w.Error()))
 	}
+	for _, w := range serversWarnings(f) {
+		say(env.Stderr, o, "warn", "warning: "+safe.Line(w))
+	}
 	if len(problems) > 0 {
 		sort.SliceStable(problems, func(i, j int) bool {
 			a, b := problems[i].Pos, problems[j].Pos

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/harness-go/harness/host"
@@ -113,4 +114,51 @@ func warnTaken(o *options, env Env, files []*mcpservers.File) {
 			}
 		}
 	}
+}
+
+// serversWarnings reads the file of every enabled mcp-servers entry of f,
+// as the entry will: what would fail the entry (the file does not read)
+// or one of its servers (it cannot run as written) is a warning of
+// validate, which checks cordis.yml — the servers' file is read again
+// whenever it changes, and a broken one fails that entry alone.
+func serversWarnings(f *host.File) []string {
+	if f == nil {
+		return nil
+	}
+	var out []string
+	for _, e := range f.Entries {
+		if e.Disabled || e.Config == nil {
+			continue
+		}
+		if k, ok := host.LookupKind(e.Name); !ok || k.Name != mcpservers.Kind {
+			continue
+		}
+		var c struct {
+			Path   string `yaml:"path"`
+			Format string `yaml:"format"`
+		}
+		if e.Config.Decode(&c) != nil || c.Path == "" {
+			continue // the entry's own check says what is wrong
+		}
+		path := c.Path
+		if rest, ok := strings.CutPrefix(path, "~/"); ok {
+			if home, err := os.UserHomeDir(); err == nil {
+				path = filepath.Join(home, rest)
+			}
+		}
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(f.Dir, path)
+		}
+		sf, err := mcpservers.Read(path, mcpservers.Options{Format: c.Format, Strict: true})
+		if err != nil {
+			out = append(out, fmt.Sprintf("entry %q: %v", e.ID, err))
+			continue
+		}
+		for _, s := range sf.Servers {
+			for _, p := range s.Problems {
+				out = append(out, fmt.Sprintf("entry %q: %s", e.ID, p.Error()))
+			}
+		}
+	}
+	return out
 }

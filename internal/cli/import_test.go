@@ -104,3 +104,35 @@ func TestImport(t *testing.T) {
 		t.Fatalf("no file: exit %d\n%s", code, errOut)
 	}
 }
+
+// validate reads the file of an mcp-servers entry as the entry will: a
+// file that does not read, or a server that cannot run, is a warning
+// (cordis.yml itself is fine: exit 0, "ok").
+func TestValidateReadsServersFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	config := filepath.Join(dir, "cordis.yml")
+	if err := os.WriteFile(config, []byte("- id: files\n  name: mcp-servers\n  config:\n    path: .mcp.json\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	validate := func(servers string) (int, string, string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte(servers), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out, errOut bytes.Buffer
+		code := Main(context.Background(), []string{"-c", config, "validate"}, Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
+		return code, out.String(), errOut.String()
+	}
+	if code, out, errOut := validate(`{"mcpServers": {"a": {"command": "x"}}}`); code != ExitOK || out != "ok\n" || errOut != "" {
+		t.Fatalf("a good file: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut := validate("{\"mcpServers\": {\n  \"a\": {\"command\": \"x\"},\n  \"old\": {\"type\": \"sse\", \"url\": \"https://h.example/sse\"}}}")
+	if code != ExitOK || out != "ok\n" || !strings.Contains(errOut, `warning: entry "files": `) || !strings.Contains(errOut, `.mcp.json:3:19: server "old": type: the legacy HTTP+SSE transport is not supported`) {
+		t.Fatalf("a server that cannot run: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = validate("{\"mcpServers\": {\n  \"a\": {\"command\": 1 2}}}")
+	if code != ExitOK || out != "ok\n" || !strings.Contains(errOut, ".mcp.json:2:") || !strings.Contains(errOut, "invalid JSON") {
+		t.Fatalf("a file that does not read: exit %d\n%s%s", code, out, errOut)
+	}
+}
