@@ -58,6 +58,7 @@ type options struct {
 	logFormat string
 	json      bool
 	noBrowser bool
+	output    string // -o FILE of read
 	help      bool
 	command   string
 	explicit  bool // the command was named, not defaulted to run
@@ -93,7 +94,8 @@ func exit(code int, format string, args ...any) error {
 	return &exitError{code: code, msg: fmt.Sprintf(format, args...)}
 }
 
-var commands = map[string]bool{"run": true, "ask": true, "serve": true, "web": true, "tools": true, "call": true, "status": true, "login": true, "logout": true, "validate": true, "import": true, "schema": true, "version": true, "help": true}
+var commands = map[string]bool{"run": true, "ask": true, "serve": true, "web": true, "tools": true, "call": true, "status": true, "login": true, "logout": true, "validate": true, "import": true, "schema": true, "version": true, "help": true,
+	"resources": true, "read": true, "prompts": true, "prompt": true}
 
 // parse reads flags anywhere on the line: before or after the command and its
 // arguments. "--" ends the flags. What each flag takes, sets and is for is
@@ -208,8 +210,16 @@ var flagTable = []cliFlag{
 		o.logFormat = v
 		return nil
 	}},
-	{names: []string{"json"}, help: "machine-readable output (tools, call, status, ask, login)",
-		set: func(o *options, _, _ string) error { o.json = true; return nil }, commands: []string{"tools", "call", "status", "ask", "login"}},
+	{names: []string{"json"}, help: "machine-readable output (tools, call, status, ask, login, resources, read, prompts, prompt)",
+		set: func(o *options, _, _ string) error { o.json = true; return nil }, commands: []string{"tools", "call", "status", "ask", "login", "resources", "read", "prompts", "prompt"}},
+	{names: []string{"o", "output"}, value: true, arg: "FILE", help: "write what read reads to FILE (read)",
+		commands: []string{"read"}, set: func(o *options, _, v string) error {
+			if v == "" {
+				return usagef("-o needs a file name")
+			}
+			o.output = v
+			return nil
+		}},
 	{names: []string{"no-browser"}, help: "print the login address instead of opening a browser (login)",
 		set: func(o *options, _, _ string) error { o.noBrowser = true; return nil }, commands: []string{"login"}},
 	{names: []string{"agent"}, value: true, arg: "ID", help: "the agent entry to talk to, when there are several (ask, run)",
@@ -423,6 +433,24 @@ func dispatch(ctx context.Context, o *options, env Env) error {
 			return usagef("web takes no arguments")
 		}
 		return serveWeb(ctx, o, env)
+	case "resources", "prompts":
+		if len(o.args) > 0 {
+			return usagef("%s takes no arguments", o.command)
+		}
+		if o.command == "resources" {
+			return oneShot(ctx, o, env, listResources)
+		}
+		return oneShot(ctx, o, env, listPrompts)
+	case "read":
+		if len(o.args) != 2 {
+			return usagef("read takes a server and a resource uri")
+		}
+		return oneShot(ctx, o, env, readResource)
+	case "prompt":
+		if len(o.args) < 1 {
+			return usagef("prompt takes a prompt name and optionally its arguments (key=value ..., or one JSON object)")
+		}
+		return oneShot(ctx, o, env, getPrompt)
 	case "call":
 		if len(o.args) < 1 || len(o.args) > 2 {
 			return usagef("call takes a tool name and optionally its JSON arguments (or - to read them from stdin)")

@@ -119,8 +119,8 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"--log-format", "xml"}, "--log-format must be"},
 		{[]string{"--json=yes"}, "takes no value"},
 		// One table says which command a flag is for; run is the default.
-		{[]string{"--json"}, "flag --json is for tools, call, status, ask and login, not run"},
-		{[]string{"validate", "--json"}, "flag --json is for tools, call, status, ask and login, not validate"},
+		{[]string{"--json"}, "flag --json is for tools, call, status, ask, login, resources, read, prompts and prompt, not run"},
+		{[]string{"validate", "--json"}, "flag --json is for tools, call, status, ask, login, resources, read, prompts and prompt, not validate"},
 		{[]string{"status", "--show-reasoning"}, "flag --show-reasoning is for ask and run, not status"},
 		{[]string{"run", "--tools", "meta"}, "flag --tools is for serve, not run"},
 		{[]string{"call", "x", "--allow-host", "a.example"}, "flag --allow-host is for serve and web, not call"},

@@ -177,7 +177,7 @@ type answerReq struct {
 func newConsole(hs *harness, watcher *host.Watcher, signals <-chan os.Signal) *console {
 	c := &console{hs: hs, watcher: watcher, signals: signals, commands: map[string]*command{},
 		questions: make(chan answerReq), served: make(chan struct{})}
-	for _, cmd := range c.builtins() {
+	for _, cmd := range append(c.builtins(), c.resourceCommands()...) {
 		c.add(cmd)
 	}
 	c.plain = &command{run: func(_ context.Context, line string) error {
@@ -255,11 +255,11 @@ func (c *console) help() string {
 // has a completer. word is the part of before the candidates replace.
 // A completed command that takes arguments ends with a space.
 func (c *console) complete(before string) (candidates []string, word string) {
+	if before != "" && !strings.HasPrefix(before, "/") {
+		return c.completeMention(before) // a message: only its @server:uri
+	}
 	i := strings.IndexFunc(before, unicode.IsSpace)
 	if i < 0 {
-		if before != "" && !strings.HasPrefix(before, "/") {
-			return nil, "" // a message, not a command
-		}
 		for _, name := range c.order {
 			cmd := c.commands[name]
 			if cmd.help != "" && strings.HasPrefix(name, before) {
@@ -276,7 +276,10 @@ func (c *console) complete(before string) (candidates []string, word string) {
 		return nil, ""
 	}
 	word = strings.TrimLeftFunc(before[i:], unicode.IsSpace)
-	if strings.IndexFunc(word, unicode.IsSpace) >= 0 {
+	if j := strings.IndexFunc(word, unicode.IsSpace); j >= 0 {
+		if cmd.name == "/prompt" {
+			return c.completePromptArgs(word[:j], word[j:])
+		}
 		return nil, "" // past the first argument
 	}
 	for _, v := range cmd.complete() {

@@ -43,13 +43,17 @@ func (c *console) talk(ctx context.Context, line string) error {
 	if ee != nil {
 		return errors.New(ee.msg)
 	}
+	line, err := c.attachMentions(ctx, line)
+	if err != nil {
+		return err
+	}
 	view := newTranscript(hs)
 	view.json = false
 	view.resulted = c.progress.done
 	if c.turnOut != nil {
 		view.out, view.errOut = c.turnOut, c.turnErr
 	}
-	_, err := a.Run(ctx, &ch.conv, line, view.event)
+	_, err = a.Run(ctx, &ch.conv, line, view.event)
 	switch {
 	case err == nil:
 		return nil

@@ -31,6 +31,9 @@ func TestConsoleHelpIsTheTable(t *testing.T) {
   /restart ID         restart an entry
   /login ID           log in to the remote server of an entry (OAuth)
   /reload             re-read cordis.yml now
+  /resources          list the resources (@server:uri in a message attaches one)
+  /prompts            list the prompts and their arguments
+  /prompt NAME [ARGS] send a prompt's messages to the agent as the next turn
   /help               this list
   /quit               shut down
 `

@@ -42,6 +42,10 @@ Usage:
   harness web [flags] [--http ADDR]   serve a live page in a browser: entries, tools, chat, events
   harness tools [flags] [--json]      print the model-visible tools, sorted by name
   harness call NAME [JSON|-] [flags]  call one tool and print what the model would see
+  harness resources [flags] [--json]  print the servers' resources and resource templates
+  harness read SERVER URI [-o FILE]   print a resource (text; binary to FILE, or base64 with --json)
+  harness prompts [flags] [--json]    print the prompts and their arguments
+  harness prompt NAME [ARGS] [flags]  print a prompt's messages (ARGS: key=value ..., or one JSON object)
   harness status [flags] [--json]     print every entry: state, tools, errors, server info
   harness login ID [--no-browser]     log in to the remote server of entry ID (OAuth)
   harness logout ID                   delete (and revoke) the tokens of entry ID
@@ -55,10 +59,10 @@ Usage:
 
 const usageTail = `Exit codes: 0 success; 1 a tool returned an error result, or an entry failed or
 did not settle within --wait, or (ask) the model's API failed; 2 a usage error,
-an unknown tool, arguments that are not JSON, a configuration that does not
-load, or (ask) no agent entry or no API key; 130 ask ended by a signal (Ctrl-C,
-SIGTERM, SIGHUP); 141 the reader of stdout went away (every server was stopped
-first).
+an unknown tool, server, resource or prompt, arguments that are not JSON, a
+configuration that does not load, or (ask) no agent entry or no API key; 130
+ask ended by a signal (Ctrl-C, SIGTERM, SIGHUP); 141 the reader of stdout went
+away (every server was stopped first).
 
 Results go to stdout; logs, progress and reload events to stderr.
 `
@@ -124,6 +128,41 @@ them from stdin; JSON that is not an object is sent as {}), and prints the text
 the model would see.
 An error result prints "Error: ..." and exits 1. --json prints
 {"text": ..., "isError": ...}. An unknown tool exits 2.
+`,
+	"resources": `Usage: harness resources [flags] [--json]
+
+Waits until every entry settles (bounded by --wait), then prints one line per
+resource: its server, uri, name (or title) and mimeType; then one per resource
+template, its uriTemplate in place of the uri, marked (template). --json
+prints {"resources": [...], "resourceTemplates": [...]}: the objects as the
+servers listed them, each with "server". Failed and pending entries are
+reported on stderr; the exit code is 1 if an entry failed or did not settle.
+`,
+	"read": `Usage: harness read SERVER URI [flags] [-o FILE] [--json]
+
+Waits until SERVER offers resources or every entry has settled (bounded by
+--wait), reads URI (a listed resource, or one a template describes) and prints
+its text unchanged; several contents print in order, separated by a blank
+line. A binary content is not printed (a note on stderr says its type and
+size, exit 1): -o FILE writes every content's bytes to FILE, --json prints the
+server's result ({"contents": [...]}, binary ones in base64). An unknown
+server, or a uri the server does not know, exits 2.
+`,
+	"prompts": `Usage: harness prompts [flags] [--json]
+
+Waits until every entry settles (bounded by --wait), then prints one line per
+prompt: its public name (mcp__<serverName>__<prompt>) and the first line of its
+description, and under it one line per argument (required ones marked).
+--json prints the prompt objects under their public names, each with
+"server".
+`,
+	"prompt": `Usage: harness prompt NAME [key=value ...|JSON] [flags] [--json]
+
+Waits until NAME is registered or every entry has settled (bounded by --wait),
+renders the prompt with the arguments (key=value words, or one JSON object)
+and prints its messages, "<role>: <text>", separated by a blank line. --json
+prints the server's result ({"description", "messages"}). An unknown prompt, a
+missing required argument or one the prompt does not take exits 2.
 `,
 	"status": `Usage: harness status [flags] [--json]
 

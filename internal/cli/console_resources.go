@@ -1,0 +1,184 @@
+package cli
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/harness-go/harness/internal/safe"
+	"github.com/harness-go/harness/plugins/prompts"
+)
+
+// The console's resources and prompts (docs/rfc/0008-resources-prompts.md):
+// /resources, /prompts, /prompt NAME [ARGS] (the prompt's messages are the
+// next turn), @server:uri in a message (the resource's text goes with it),
+// and their completion.
+
+// resourceCommands are the console's commands of resources and prompts.
+func (c *console) resourceCommands() []*command {
+	hs := c.hs
+	return []*command{
+		{name: "/resources", help: "list the resources (@server:uri in a message attaches one)", run: func(_ context.Context, args string) error {
+			writeResources(hs.ourStdout(), hs.resources, args == "--json")
+			return nil
+		}},
+		{name: "/prompts", help: "list the prompts and their arguments", run: func(_ context.Context, args string) error {
+			writePrompts(hs.ourStdout(), hs.prompts.List(), args == "--json")
+			return nil
+		}},
+		{name: "/prompt", args: "NAME [ARGS]", help: "send a prompt's messages to the agent as the next turn",
+			complete: func() []string { return promptNamesOf(hs.prompts.List()) },
+			run:      c.sendPrompt, cancelled: "answer cancelled"},
+	}
+}
+
+// sendPrompt is /prompt NAME [ARGS]: the prompt, rendered, is the next
+// message to the agent.
+func (c *console) sendPrompt(ctx context.Context, rest string) error {
+	hs := c.hs
+	name, argText := cutSpace(rest)
+	if name == "" {
+		return errors.New("usage: /prompt NAME [key=value ...]; /prompts lists them")
+	}
+	var words []string
+	if t := strings.TrimSpace(argText); strings.HasPrefix(t, "{") {
+		words = []string{t}
+	} else {
+		words = strings.Fields(argText)
+	}
+	args, err := promptArgs(words)
+	if err != nil {
+		return err
+	}
+	p, ok := hs.prompts.Lookup(name)
+	if !ok {
+		return fmt.Errorf("unknown prompt %q; /prompts lists them", name)
+	}
+	if err := checkPromptArgs(p, args); err != nil {
+		return err
+	}
+	res, err := hs.prompts.Get(ctx, name, args)
+	if err != nil {
+		return fmt.Errorf("prompt %s: %w", name, err)
+	}
+	text := promptTurn(res)
+	if text == "" {
+		return fmt.Errorf("prompt %s has no messages", name)
+	}
+	c.reply("info", fmt.Sprintf("sending %s (%s) to the agent", name, plural(len(res.Messages), "message")))
+	return c.talk(ctx, text)
+}
+
+// promptTurn is the text of a rendered prompt as one message: the messages'
+// texts, each but a lone user message labelled with its role.
+func promptTurn(res prompts.Result) string {
+	if len(res.Messages) == 1 && res.Messages[0].Role == "user" {
+		return res.Messages[0].Text()
+	}
+	parts := make([]string, 0, len(res.Messages))
+	for _, m := range res.Messages {
+		parts = append(parts, m.Role+": "+m.Text())
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// mention is @server:uri, at the start of a word.
+var mention = regexp.MustCompile(`(^|\s)@([A-Za-z0-9_-]{1,64}):(\S+)`)
+
+// attachMentions reads every @server:uri of line whose server has
+// resources and appends each one's text; a mention of a server that has
+// none is left as it is (an e-mail address, a handle). A read that fails
+// stops the message, saying which.
+func (c *console) attachMentions(ctx context.Context, line string) (string, error) {
+	hs := c.hs
+	var blocks []string
+	seen := map[string]bool{}
+	for _, m := range mention.FindAllStringSubmatch(line, -1) {
+		server, uri := m[2], strings.TrimRight(m[3], ".,;:!?)")
+		key := server + ":" + uri
+		if seen[key] || !hs.resources.Has(server) {
+			continue
+		}
+		seen[key] = true
+		res, err := hs.resources.Read(ctx, server, uri)
+		if err != nil {
+			return "", fmt.Errorf("@%s: %s; the message was not sent", key, safe.Text(err.Error()))
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "[resource @%s]\n", key)
+		for i, ct := range res.Contents {
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			if ct.IsText() {
+				b.WriteString(*ct.Text)
+				continue
+			}
+			n, _ := base64.StdEncoding.DecodeString(ct.Blob)
+			fmt.Fprintf(&b, "[binary content: %s, %d bytes, not attached]", orElse(ct.MIMEType, "unknown type"), len(n))
+		}
+		blocks = append(blocks, strings.TrimRight(b.String(), "\n"))
+	}
+	if len(blocks) == 0 {
+		return line, nil
+	}
+	c.reply("info", fmt.Sprintf("attached %s", plural(len(blocks), "resource")))
+	return line + "\n\n" + strings.Join(blocks, "\n\n"), nil
+}
+
+// completeMention completes the @ word at the end of a message: servers
+// (@server:) first, then the uris of that server.
+func (c *console) completeMention(before string) ([]string, string) {
+	i := strings.LastIndexFunc(before, unicode.IsSpace)
+	word := before[i+1:]
+	if !strings.HasPrefix(word, "@") || c.hs.resources == nil {
+		return nil, ""
+	}
+	var candidates []string
+	if server, prefix, ok := strings.Cut(word[1:], ":"); ok {
+		for _, r := range c.hs.resources.List(server) {
+			if strings.HasPrefix(r.URI, prefix) && safe.Line(r.URI) == r.URI {
+				candidates = append(candidates, "@"+server+":"+r.URI)
+			}
+		}
+	} else {
+		for _, s := range c.hs.resources.Servers() {
+			if strings.HasPrefix(s, word[1:]) {
+				candidates = append(candidates, "@"+s+":")
+			}
+		}
+	}
+	slices.Sort(candidates)
+	return candidates, word
+}
+
+// completePromptArgs completes the argument names of /prompt NAME: those
+// not given yet, as key=.
+func (c *console) completePromptArgs(name, rest string) ([]string, string) {
+	p, ok := c.hs.prompts.Lookup(name)
+	if !ok {
+		return nil, ""
+	}
+	i := strings.LastIndexFunc(rest, unicode.IsSpace)
+	word := rest[i+1:]
+	if strings.Contains(word, "=") {
+		return nil, "" // a value
+	}
+	given := map[string]bool{}
+	for _, w := range strings.Fields(rest[:i+1]) {
+		k, _, _ := strings.Cut(w, "=")
+		given[k] = true
+	}
+	var candidates []string
+	for _, a := range p.Arguments {
+		if !given[a.Name] && strings.HasPrefix(a.Name, word) && safe.Line(a.Name) == a.Name {
+			candidates = append(candidates, a.Name+"=")
+		}
+	}
+	return candidates, word
+}

@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/harness-go/harness/fiber"
+	"github.com/harness-go/harness/internal/fakellm"
+	"github.com/harness-go/harness/plugins/prompts"
+	"github.com/harness-go/harness/plugins/resources"
+)
+
+// resourceConsole is testConsole with a resources and a prompts registry
+// holding one server's resources and one prompt.
+func resourceConsole(t *testing.T) *console {
+	t.Helper()
+	c, _, _, _ := testConsole(true)
+	f := fiber.New(context.Background(), "test")
+	t.Cleanup(func() { _ = f.Dispose(context.Background()) })
+	c.hs.resources, c.hs.prompts = resources.New(), prompts.New()
+	text := "the notes"
+	if _, err := c.hs.resources.Register(f, resources.Source{
+		Server:    "docs",
+		Resources: []resources.Resource{{URI: "file:///notes.md", Name: "notes"}, {URI: "file:///logo.png", Name: "logo"}},
+		Read: func(_ context.Context, uri string) (resources.ReadResult, error) {
+			if uri == "file:///logo.png" {
+				return resources.ReadResult{Contents: []resources.Content{{URI: uri, MIMEType: "image/png", Blob: "aGk="}}}, nil
+			}
+			return resources.ReadResult{Contents: []resources.Content{{URI: uri, Text: &text}}}, nil
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.hs.prompts.Register(f, prompts.Prompt{Server: "docs", RawName: "review",
+		Arguments: []prompts.Argument{{Name: "file", Required: true}, {Name: "focus"}},
+		Get:       func(context.Context, map[string]string) (prompts.Result, error) { return prompts.Result{}, nil }}); err != nil {
+		t.Fatal(err)
+	}
+	c.add(&command{name: "/prompt", args: "NAME [key=value ...]", help: "send a prompt", complete: func() []string { return promptNamesOf(c.hs.prompts.List()) }})
+	return c
+}
+
+func TestConsoleResourceCompletion(t *testing.T) {
+	t.Parallel()
+	c := resourceConsole(t)
+	for _, tc := range []struct {
+		name, before string
+		want         []string
+		word         string
+	}{
+		{"servers after @", "look at @d", []string{"@docs:"}, "@d"},
+		{"@ as the first word", "@", []string{"@docs:"}, "@"},
+		{"uris of the server", "look at @docs:file:///n", []string{"@docs:file:///notes.md"}, "@docs:file:///n"},
+		{"every uri", "@docs:", []string{"@docs:file:///logo.png", "@docs:file:///notes.md"}, "@docs:"},
+		{"an unknown server", "@nope:", nil, "@nope:"},
+		{"a word without @", "look at d", nil, ""},
+		{"prompt names", "/prompt mcp__docs__r", []string{"mcp__docs__review"}, "mcp__docs__r"},
+		{"argument names", "/prompt mcp__docs__review ", []string{"file=", "focus="}, ""},
+		{"arguments not given yet", "/prompt mcp__docs__review file=a.go f", []string{"focus="}, "f"},
+		{"not inside a value", "/prompt mcp__docs__review file=a", nil, ""},
+		{"no arguments of an unknown prompt", "/prompt nope ", nil, ""},
+	} {
+		got, word := c.complete(tc.before)
+		if !slices.Equal(got, tc.want) || word != tc.word {
+			t.Errorf("%s: complete(%q) = %q, %q; want %q, %q", tc.name, tc.before, got, word, tc.want, tc.word)
+		}
+	}
+}
+
+func TestConsoleAttachMentions(t *testing.T) {
+	t.Parallel()
+	c := resourceConsole(t)
+	got, err := c.attachMentions(context.Background(), "summarize @docs:file:///notes.md, and mail me@example.com:25 or @other:x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "summarize @docs:file:///notes.md, and mail me@example.com:25 or @other:x\n\n[resource @docs:file:///notes.md]\nthe notes"
+	if got != want {
+		t.Fatalf("got %q\nwant %q", got, want)
+	}
+	got, _ = c.attachMentions(context.Background(), "@docs:file:///logo.png")
+	if !strings.HasSuffix(got, "[binary content: image/png, 2 bytes, not attached]") {
+		t.Fatalf("binary: %q", got)
+	}
+	if got, _ := c.attachMentions(context.Background(), "plain words"); got != "plain words" {
+		t.Fatalf("a line without a mention changed: %q", got)
+	}
+}
+
+// TestConsolePromptIsTheNextTurn: /prompt sends the rendered prompt to the
+// agent; @server:uri in a plain line attaches the resource's text.
+func TestConsolePromptIsTheNextTurn(t *testing.T) {
+	t.Parallel()
+	srv := fakellm.Start(t, fakellm.Say("first"), fakellm.Say("second"))
+	config := agentEntry("a", srv.URL) + echoConfig
+	s := start(t, config, false)
+	s.send("/prompt mcp__echo__repeat message=hello")
+	s.out.waitFor(t, "first")
+	s.send("what does @echo:echo://about say?")
+	s.out.waitFor(t, "second")
+	s.send("/prompt mcp__echo__repeat")
+	s.errOut.waitFor(t, `needs the argument "message"`)
+	s.send("/quit")
+	if code := s.exit(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	if got := reqs[0].Last().Content; got != `Call the tool echo with the message "hello", and tell me what it answered.` {
+		t.Fatalf("the prompt's turn: %q", got)
+	}
+	if got := reqs[1].Last().Content; !strings.HasPrefix(got, "what does @echo:echo://about say?\n\n[resource @echo:echo://about]\nThe echo plugin registers") {
+		t.Fatalf("the mention's turn: %q", got)
+	}
+}
