@@ -268,7 +268,7 @@ func TestConsoleTalks(t *testing.T) {
 		t.Fatalf("the second request: %+v", r.Messages)
 	}
 	s.send("/agent")
-	s.out.waitFor(t, "* model: m-1 at "+srv.URL+", 2 tools")
+	s.out.waitFor(t, "* model: m-1 at "+srv.URL+", 5 tools") // echo, clock and the resource tools (echo has a resource)
 	s.out.waitFor(t, "conversation: 2 turns, 4 messages, [20 prompt tokens")
 	s.send("/new")
 	s.out.waitFor(t, "new conversation\n")
@@ -716,8 +716,8 @@ func TestToolSearchShows(t *testing.T) {
 		t.Fatal(r)
 	}
 	for _, want := range []string{
-		"[tool search: 1 of 2 tools sent: search_tools]\n→ search_tools {\"query\":\"echo a message\"}\n← 1 of 1 matching tools, best first;",
-		"[tool search: 2 of 2 tools sent: search_tools, 1 found]\n→ echo {\"message\":\"found\"}\n← found\n",
+		"[tool search: 4 of 5 tools sent: search_tools, 3 always loaded]\n→ search_tools {\"query\":\"echo a message\"}\n← 1 of 1 matching tools, best first;",
+		"[tool search: 5 of 5 tools sent: search_tools, 3 always loaded, 1 found]\n→ echo {\"message\":\"found\"}\n← found\n",
 	} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q\n%s", want, r)
@@ -728,8 +728,8 @@ func TestToolSearchShows(t *testing.T) {
 	}
 	r = runMain(t, config(script()), nil, false, nil, "ask", "say found", "--json")
 	for _, want := range []string{
-		`{"type":"tool_search","available":2,"sent":1,"loaded":0}`,
-		`{"type":"tool_search","available":2,"sent":2,"loaded":1}`,
+		`{"type":"tool_search","available":5,"sent":4,"loaded":0}`,
+		`{"type":"tool_search","available":5,"sent":5,"loaded":1}`,
 	} {
 		if !strings.Contains(r.stdout, want+"\n") {
 			t.Errorf("stdout lacks %s\n%s", want, r)
@@ -739,7 +739,7 @@ func TestToolSearchShows(t *testing.T) {
 	s.send("say found")
 	s.out.waitFor(t, "done\n")
 	s.send("/agent")
-	s.out.waitFor(t, ", 2 tools, tool search on (toolSearch: on)")
+	s.out.waitFor(t, ", 5 tools, tool search on (toolSearch: on)")
 	s.out.waitFor(t, "conversation: 1 turn, 6 messages, 1 tool loaded by search_tools, [")
 	s.send("/quit")
 	if code := s.exit(); code != 0 {

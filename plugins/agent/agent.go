@@ -13,6 +13,7 @@ import (
 
 	"github.com/harness-go/harness/host/secret"
 	"github.com/harness-go/harness/internal/origin"
+	"github.com/harness-go/harness/plugins/resources"
 	"github.com/harness-go/harness/plugins/tools"
 )
 
@@ -22,6 +23,7 @@ type Agent struct {
 	id      string
 	cfg     Config
 	reg     *tools.Registry
+	res     *resources.Registry // nil: no resource tools
 	secrets *secret.Set
 	log     *slog.Logger
 	life    context.Context
@@ -61,12 +63,15 @@ type Options struct {
 	// they were not set (apiKey: !!js process.env.BAR_KEY without BAR_KEY),
 	// so a refusal for a missing key can name them.
 	KeyVars []string
+	// Resources, when set, gives the model the resource tools while any
+	// server has resources (resources.go).
+	Resources *resources.Registry
 }
 
 // New returns an agent for cfg (validated by the caller) sending the tools
 // of reg. It opens no connection.
 func New(cfg Config, reg *tools.Registry, o Options) *Agent {
-	a := &Agent{id: o.ID, cfg: cfg, reg: reg, secrets: o.Secrets, log: o.Logger, life: o.Life, backoff: o.Backoff, keyVars: o.KeyVars}
+	a := &Agent{id: o.ID, cfg: cfg, reg: reg, res: o.Resources, secrets: o.Secrets, log: o.Logger, life: o.Life, backoff: o.Backoff, keyVars: o.KeyVars}
 	if a.log == nil {
 		a.log = slog.Default()
 	}
@@ -123,7 +128,9 @@ type Info struct {
 
 // Info describes the agent now.
 func (a *Agent) Info() Info {
-	_, n := a.reg.ModelSubset(a.keep)
+	offered := a.offeredResourceTools()
+	_, n := a.reg.ModelSubset(a.keepRegistry(offered))
+	n += len(offered)
 	info := Info{
 		ID:         a.id,
 		Model:      a.cfg.Model,

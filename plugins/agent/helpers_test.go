@@ -15,6 +15,7 @@ import (
 	"github.com/harness-go/harness/internal/fakellm"
 	"github.com/harness-go/harness/internal/testlog"
 	"github.com/harness-go/harness/plugins/agent"
+	"github.com/harness-go/harness/plugins/resources"
 	"github.com/harness-go/harness/plugins/tools"
 )
 
@@ -28,6 +29,7 @@ type fixture struct {
 	t       *testing.T
 	srv     *fakellm.Server
 	reg     *tools.Registry
+	res     *resources.Registry // nil: no resource tools
 	f       *fiber.Fiber
 	secrets *secret.Set
 	cfg     agent.Config
@@ -63,7 +65,7 @@ func newFixture(t *testing.T, edit func(*agent.Config), script ...fakellm.Reply)
 func (x *fixture) agent() *agent.Agent {
 	if x.a == nil {
 		log, _ := testlog.New(x.t)
-		x.a = agent.New(x.cfg, x.reg, agent.Options{ID: "model", Secrets: x.secrets, Logger: log, Life: x.life, Backoff: func(int) time.Duration { return 0 }})
+		x.a = agent.New(x.cfg, x.reg, agent.Options{ID: "model", Secrets: x.secrets, Logger: log, Life: x.life, Backoff: func(int) time.Duration { return 0 }, Resources: x.res})
 	}
 	return x.a
 }

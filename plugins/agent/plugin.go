@@ -49,6 +49,7 @@ import (
 	"strings"
 
 	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/plugins/resources"
 	"github.com/harness-go/harness/plugins/tools"
 )
 
@@ -59,7 +60,7 @@ func init() {
 	host.Register(host.Kind{
 		Name:   KindName,
 		Doc:    "sends the tools to a DeepSeek-compatible model and runs the tool-call loop (harness ask, the console)",
-		Inject: []string{tools.Service, DirectoryService},
+		Inject: []string{tools.Service, DirectoryService, resources.Service},
 		New:    func() host.Plugin { return &Plugin{Config: DefaultConfig()} },
 	})
 }
@@ -80,13 +81,17 @@ func (p *Plugin) Apply(ctx *host.Context) error {
 	if err != nil {
 		return err
 	}
+	res, err := resources.From(ctx)
+	if err != nil {
+		return err
+	}
 	var keyVars []string
 	for _, u := range ctx.Unset() {
 		if u.Field == "config.apiKey" {
 			keyVars = u.Vars
 		}
 	}
-	a := New(p.Config, reg, Options{ID: ctx.ID(), Secrets: ctx.Secrets(), Logger: ctx.Logger(), Life: ctx.Context(), KeyVars: keyVars})
+	a := New(p.Config, reg, Options{ID: ctx.ID(), Secrets: ctx.Secrets(), Logger: ctx.Logger(), Life: ctx.Context(), KeyVars: keyVars, Resources: res})
 	if _, err := ctx.Defer("close idle connections", a.close); err != nil {
 		return err
 	}

@@ -103,6 +103,7 @@ type stepTools struct {
 	n      int
 	set    *toolSet // nil: every tool, no search
 	loaded int      // tools found by search_tools among those sent
+	own    int      // the resource tools among those sent (always loaded)
 }
 
 // stepTools returns the tools of the next request of conv.
@@ -113,7 +114,9 @@ func (a *Agent) stepTools(conv *Conversation) (stepTools, error) {
 			return a.searchStep(conv, set)
 		}
 	}
-	list, n := a.reg.ModelSubset(a.keep)
+	offered := a.offeredResourceTools()
+	list, n := a.reg.ModelSubset(a.keepRegistry(offered))
+	list, n = withResourceTools(list, n, offered)
 	if n > a.cfg.MaxTools {
 		return stepTools{}, a.tooManyTools(n)
 	}
@@ -131,7 +134,13 @@ func (a *Agent) searchStep(conv *Conversation, set *toolSet) (stepTools, error) 
 		}
 	}
 	loaded := len(names) - len(set.pinned)
+	offered := a.offeredResourceTools()
+	// Ours hide the registry's tools of their names.
+	names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return slices.Contains(offered, n) })
 	list, n := a.reg.ModelOf(names) // a tool gone since is left out
+	// The resource tools go with search_tools, always: they are few, and
+	// the model cannot search for what it does not know exists.
+	list, n = withResourceTools(list, n, offered)
 	if n+1 > a.cfg.MaxTools {
 		return stepTools{}, fmt.Errorf("agent entry %q: %w: tool search would send %d always-loaded tools and search_tools, and the model takes at most %d (maxTools); narrow alwaysLoad or the MCP entries' alwaysLoad",
 			a.id, ErrTooManyTools, n, a.cfg.MaxTools)
@@ -145,7 +154,7 @@ func (a *Agent) searchStep(conv *Conversation, set *toolSet) (stepTools, error) 
 	} else {
 		b = append(b, ']')
 	}
-	return stepTools{list: b, n: n + 1, set: set, loaded: loaded}, nil
+	return stepTools{list: b, n: n + 1, set: set, loaded: loaded, own: len(offered)}, nil
 }
 
 // searchToolDef is search_tools' element of the model's list.

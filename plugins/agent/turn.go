@@ -68,7 +68,7 @@ func (a *Agent) Run(ctx context.Context, conv *Conversation, prompt string, emit
 			return fail(err)
 		}
 		if st.set != nil {
-			emitOne(Event{Type: EventToolSearch, Available: len(st.set.list), Sent: st.n, Loaded: st.loaded})
+			emitOne(Event{Type: EventToolSearch, Available: len(st.set.list) + st.own, Sent: st.n, Loaded: st.loaded})
 		}
 		r, err := a.request(ctx, a.body(conv, st.list, st.n), emitOne)
 		u.PromptTokens += r.usage.PromptTokens
@@ -289,6 +289,8 @@ func (a *Agent) call(ctx context.Context, name string, args json.RawMessage, arg
 		return tools.Result{Text: "Error: the arguments are not valid JSON (" + argErr.Error() + "); send one JSON object", IsError: true}
 	case ld != nil && name == SearchToolName:
 		return ld.searchTools(args)
+	case a.isResourceTool(name):
+		return a.resourceCall(ctx, name, args)
 	case a.keep != nil && !a.keep(name):
 		return tools.Result{Text: fmt.Sprintf("Error: unknown tool %q", name), IsError: true}
 	}

@@ -44,7 +44,9 @@ func TestAskWithMCPServers(t *testing.T) {
 			fakellm.ToolCallSpec{ID: "b", Name: "mcp__ev__echo", Arguments: `{"message":"héllo"}`}),
 		fakellm.Say("13, and the echo said héllo."))
 	dir := t.TempDir()
-	writeConfig(t, dir, fixtureEntry("fx", "fx", "--only", "add,echo")+stdioEntry("ev", "mcp-client", "ev", ev, "stdio")+agentEntry("model", srv.URL))
+	// resources: false, or the agent would add its resource tools to what
+	// the registry lists (TestAskReadsAResource covers those).
+	writeConfig(t, dir, fixtureEntry("fx", "fx", "--only", "add,echo")+stdioEntry("ev", "mcp-client", "ev", ev, "stdio")+"    resources: false\n"+agentEntry("model", srv.URL))
 
 	r := harness(t, dir, "ask", "add 6 and 7, and echo héllo")
 	expectCode(t, r, 0)
