@@ -77,7 +77,7 @@ type result struct {
 	code           int
 	took           time.Duration
 	cpu            time.Duration // user and system time of the process
-	maxRSS         int // peak resident size of the harness and what it reaped, in bytes
+	maxRSS         int           // peak resident size of the harness and what it reaped, in bytes
 }
 
 func (r result) String() string {
