@@ -107,10 +107,10 @@ func TestMakeBeforeBreakNewInstanceHangs(t *testing.T) {
 	hx.mustLoad(yml(hx.stdio("a", "srv", nil, "--only", "echo,pid")))
 	old := hx.status("a").PID
 	c := startCallers(hx, 4, "mcp__srv__echo", `{"message":"hi"}`, "echo: hi")
-	hx.mustLoad(yml(hx.stdio("a", "srv", map[string]any{"startupTimeoutMs": 300}, "--only", "echo,pid", "--hang-on", "initialize")))
+	hx.mustLoad(yml(hx.stdio("a", "srv", map[string]any{"startupTimeoutMs": 1000}, "--only", "echo,pid", "--hang-on", "initialize")))
 	e := hx.WaitEntry("a", waitTimeout, "the failed reload", func(e host.EntryStatus) bool { return e.Note != "" })
 	c.halt()
-	if e.State != host.Ready || !strings.HasPrefix(e.Note, "reload failed: ") || !strings.Contains(e.Note, "startup timed out after 300ms") ||
+	if e.State != host.Ready || !strings.HasPrefix(e.Note, "reload failed: ") || !strings.Contains(e.Note, "startup timed out after 1s") ||
 		!strings.HasSuffix(e.Note, "; the previous instance is still serving") {
 		t.Fatalf("entry %+v", e)
 	}
