@@ -17,18 +17,25 @@ import (
 	"github.com/harness-go/harness/plugins/tools"
 )
 
-// listTools is `harness tools`.
-func listTools(ctx context.Context, hs *harness, progress *reporter) error {
+// printList is the one-shot commands that print a list once the entries
+// have settled (or the --wait bound passed): `harness tools`, `resources`
+// and `prompts`. They fail (exit 1) when an entry did, after the list.
+func printList(ctx context.Context, hs *harness, progress *reporter, write func(io.Writer)) error {
 	settled := hs.settle(ctx)
 	progress.stop()
 	if err := interrupted(ctx); err != nil {
 		return err
 	}
-	writeTools(hs.ourStdout(), hs.tools, hs.o.json)
+	write(hs.ourStdout())
 	if hs.reportProblems(!settled) {
 		return exit(ExitFailure, "")
 	}
 	return nil
+}
+
+// listTools is `harness tools`.
+func listTools(ctx context.Context, hs *harness, progress *reporter) error {
+	return printList(ctx, hs, progress, func(w io.Writer) { writeTools(w, hs.tools, hs.o.json) })
 }
 
 // writeTools prints the tool list. Names and descriptions are the servers'

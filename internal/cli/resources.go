@@ -24,16 +24,7 @@ import (
 
 // listResources is `harness resources`.
 func listResources(ctx context.Context, hs *harness, progress *reporter) error {
-	settled := hs.settle(ctx)
-	progress.stop()
-	if err := interrupted(ctx); err != nil {
-		return err
-	}
-	writeResources(hs.ourStdout(), hs.resources, hs.o.json)
-	if hs.reportProblems(!settled) {
-		return exit(ExitFailure, "")
-	}
-	return nil
+	return printList(ctx, hs, progress, func(w io.Writer) { writeResources(w, hs.resources, hs.o.json) })
 }
 
 // writeResources prints one line per resource, `<server>  <uri>  <name or
@@ -259,16 +250,7 @@ func compactJSON(raw json.RawMessage) []byte {
 
 // listPrompts is `harness prompts`.
 func listPrompts(ctx context.Context, hs *harness, progress *reporter) error {
-	settled := hs.settle(ctx)
-	progress.stop()
-	if err := interrupted(ctx); err != nil {
-		return err
-	}
-	writePrompts(hs.ourStdout(), hs.prompts.List(), hs.o.json)
-	if hs.reportProblems(!settled) {
-		return exit(ExitFailure, "")
-	}
-	return nil
+	return printList(ctx, hs, progress, func(w io.Writer) { writePrompts(w, hs.prompts.List(), hs.o.json) })
 }
 
 // writePrompts prints `<public name>  <first description line>` per
