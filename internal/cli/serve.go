@@ -147,6 +147,9 @@ func (hs *harness) gateway(o *options, f serveFlags) (*mcpserver.Gateway, *mcpse
 		Self:    loop.FromHost(hs.host),
 		Logger:  hs.log,
 		Version: Version(),
+		// Resources and prompts beside the tools (docs/rfc/0008-resources-prompts.md).
+		Resources: hs.resources,
+		Prompts:   hs.prompts,
 	})
 	if err != nil {
 		return nil, nil, usagef("%v", err)

@@ -49,6 +49,8 @@ import (
 
 	"github.com/harness-go/harness/internal/loop"
 	"github.com/harness-go/harness/internal/safe"
+	"github.com/harness-go/harness/plugins/prompts"
+	"github.com/harness-go/harness/plugins/resources"
 	"github.com/harness-go/harness/plugins/tools"
 )
 
@@ -87,6 +89,13 @@ type Options struct {
 	InputTimeout time.Duration
 	// MaxParked overrides DefaultMaxParked.
 	MaxParked int
+	// Resources, when not nil, is served beside the tools: resources,
+	// templates and reads (primitives.go); the capability is declared only
+	// then.
+	Resources *resources.Registry
+	// Prompts, when not nil, is served beside the tools (primitives.go);
+	// the capability is declared only then.
+	Prompts *prompts.Registry
 }
 
 // ServerName is the serverInfo name of the gateway.
@@ -125,6 +134,19 @@ type Gateway struct {
 	publishes atomic.Int64 // served lists handed to mcp-go (one list_changed each)
 
 	index metaIndex // meta mode's ranked search (meta.go)
+
+	// pmu orders the publishes of resources, templates and prompts, and
+	// guards their hashes (primitives.go).
+	pmu          sync.Mutex
+	resHash      [32]byte
+	resHashed    bool
+	tplHash      [32]byte
+	tplHashed    bool
+	promptHash   [32]byte
+	promptHashed bool
+	// publishesPrimitives counts the resource, template and prompt lists
+	// handed to mcp-go (one list_changed each; primitives.go).
+	publishesPrimitives atomic.Int64
 }
 
 // New returns a gateway for reg. It serves nothing until Run has published
@@ -183,22 +205,44 @@ func New(reg *tools.Registry, opts Options) (*Gateway, error) {
 			s.listed.Store(true)
 		}
 	})
+	// The first listing of resources, templates or prompts waits for the
+	// entries as the first tools/list does.
+	hooks.AddBeforeListResources(func(ctx context.Context, _ any, _ *mcp.ListResourcesRequest) { g.waitReady(ctx) })
+	hooks.AddBeforeListResourceTemplates(func(ctx context.Context, _ any, _ *mcp.ListResourceTemplatesRequest) { g.waitReady(ctx) })
+	hooks.AddBeforeListPrompts(func(ctx context.Context, _ any, _ *mcp.ListPromptsRequest) { g.waitReady(ctx) })
+	hooks.AddBeforeReadResource(func(ctx context.Context, _ any, _ *mcp.ReadResourceRequest) { g.waitReady(ctx) })
+	hooks.AddBeforeGetPrompt(func(ctx context.Context, _ any, _ *mcp.GetPromptRequest) { g.waitReady(ctx) })
+	hooks.AddOnError(func(ctx context.Context, _ any, method mcp.MCPMethod, message any, err error) {
+		// mcp-go's own answer to a URI that no served resource or
+		// template names has no data.uri (primitives.go).
+		if req, ok := message.(*mcp.ReadResourceRequest); ok && method == mcp.MethodResourcesRead && errors.Is(err, server.ErrResourceNotFound) {
+			_ = g.notFound(ctx, req.Params.URI)
+		}
+	})
 	hooks.AddBeforeCallTool(func(ctx context.Context, _ any, req *mcp.CallToolRequest) {
 		g.waitServed(ctx, req.Params.Name)
 	})
 	g.watchLevels(hooks)
-	g.mcp = server.NewMCPServer(ServerName, opts.Version,
+	serverOpts := []server.ServerOption{
 		server.WithToolCapabilities(true),
 		// Log messages of the backends are relayed (relay.go).
 		server.WithLogging(),
 		server.WithHooks(hooks),
 		server.WithRecovery(),
 		server.WithInstructions(instructions),
-	)
+	}
+	if opts.Resources != nil {
+		serverOpts = append(serverOpts, server.WithResourceCapabilities(false, true))
+	}
+	if opts.Prompts != nil {
+		serverOpts = append(serverOpts, server.WithPromptCapabilities(true))
+	}
+	g.mcp = server.NewMCPServer(ServerName, opts.Version, serverOpts...)
 	// The first list is in place before any session can exist: handed to
 	// mcp-go later, it would announce a change to a client that has seen
 	// nothing yet (in meta mode, the list never changes at all).
 	g.publish()
+	g.publishPrimitives()
 	return g, nil
 }
 
@@ -251,16 +295,21 @@ func (g *Gateway) Run(ctx context.Context) error {
 	}()
 	for {
 		changed := g.reg.Changed()
+		resChanged, promptsChanged := g.primitivesChanged()
 		g.publish()
+		g.publishPrimitives()
 		select {
 		case <-settled:
 			settled = nil
 			g.publish() // what the settled entries registered, before anyone lists
+			g.publishPrimitives()
 			close(g.ready)
 			continue
 		case <-g.modeSet:
 			continue
 		case <-changed:
+		case <-resChanged:
+		case <-promptsChanged:
 		case <-ctx.Done():
 			if settled != nil {
 				<-settled

@@ -8,6 +8,8 @@ import (
 
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/internal/loop"
+	"github.com/harness-go/harness/plugins/prompts"
+	"github.com/harness-go/harness/plugins/resources"
 	"github.com/harness-go/harness/plugins/tools"
 )
 
@@ -75,7 +77,16 @@ func (p *Plugin) Apply(ctx *host.Context) error {
 	if err != nil {
 		return err
 	}
-	gw, err := New(reg, Options{Mode: p.Tools, Settle: ho.Settle, Self: loop.From(ctx), Logger: ctx.Logger()})
+	opts := Options{Mode: p.Tools, Settle: ho.Settle, Self: loop.From(ctx), Logger: ctx.Logger()}
+	// Resources and prompts are served when the host provides them
+	// (docs/rfc/0008-resources-prompts.md).
+	if res, err := resources.From(ctx); err == nil {
+		opts.Resources = res
+	}
+	if pr, err := prompts.From(ctx); err == nil {
+		opts.Prompts = pr
+	}
+	gw, err := New(reg, opts)
 	if err != nil {
 		return err
 	}

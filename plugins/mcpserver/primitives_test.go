@@ -1,0 +1,392 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/harness-go/harness/internal/mcptest"
+	"github.com/harness-go/harness/plugins/prompts"
+	"github.com/harness-go/harness/plugins/resources"
+)
+
+// primRig is a rig whose gateway serves a resources and a prompts registry.
+type primRig struct {
+	*rig
+	res *resources.Registry
+	pr  *prompts.Registry
+
+	mu    sync.Mutex
+	reads []string // "server uri" of every read a fake source answered
+}
+
+func newPrimRig(t *testing.T, opts Options) *primRig {
+	t.Helper()
+	p := &primRig{res: resources.New(), pr: prompts.New()}
+	opts.Resources, opts.Prompts = p.res, p.pr
+	p.rig = newRig(t, opts)
+	return p
+}
+
+// source is a fake server's resources: each uri's read answers a text
+// naming the server and the uri asked, in a result with fields mcp-go's
+// types do not know (to see that the result passes raw).
+func (p *primRig) source(server string, uris []string, templates ...string) resources.Source {
+	src := resources.Source{Server: server}
+	for _, u := range uris {
+		def := fmt.Sprintf(`{"uri":%q,"name":"%s-%s","mimeType":"text/plain","_meta":{"x":1}}`, u, server, u)
+		src.Resources = append(src.Resources, resources.Resource{URI: u, Name: server + "-" + u, MIMEType: "text/plain", Definition: json.RawMessage(def)})
+	}
+	for _, tpl := range templates {
+		src.Templates = append(src.Templates, resources.Template{URITemplate: tpl, Name: server + "-tpl",
+			Definition: json.RawMessage(fmt.Sprintf(`{"uriTemplate":%q,"name":"%s-tpl"}`, tpl, server))})
+	}
+	src.Read = func(_ context.Context, uri string) (resources.ReadResult, error) {
+		p.mu.Lock()
+		p.reads = append(p.reads, server+" "+uri)
+		p.mu.Unlock()
+		if !strings.HasPrefix(uri, "test://") {
+			return resources.ReadResult{}, fmt.Errorf("resources/read: %w", mcp.ErrResourceNotFound)
+		}
+		raw := fmt.Sprintf(`{"contents":[{"uri":%q,"mimeType":"text/plain","text":"%s read %s","extra":{"kept":true}}]}`, uri, server, uri)
+		return resources.ReadResult{Raw: json.RawMessage(raw)}, nil
+	}
+	return src
+}
+
+// registerSource registers src and waits until the gateway serves its
+// resources.
+func (p *primRig) registerSource(src resources.Source) *resources.Set {
+	p.t.Helper()
+	set, err := p.res.Register(p.f, src)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.waitServed("the resources to be served", func() bool {
+		return p.servedVersion(src)
+	})
+	return set
+}
+
+// servedVersion reports whether every resource of src is served.
+func (p *primRig) servedVersion(src resources.Source) bool {
+	served := p.gw.mcp.ListResources()
+	for _, r := range src.Resources {
+		found := false
+		for _, s := range served {
+			if s.Resource.Name == r.Name {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *primRig) readsSeen() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.reads)
+}
+
+// greet is a prompt of server with one required argument; its render
+// carries a content block field mcp-go does not know.
+func greet(server string) prompts.Prompt {
+	return prompts.Prompt{
+		Server: server, RawName: "greet", Description: "Greets.",
+		Arguments:  []prompts.Argument{{Name: "who", Required: true}},
+		Definition: json.RawMessage(`{"name":"greet","description":"Greets.","arguments":[{"name":"who","required":true}],"_meta":{"y":2}}`),
+		Get: func(_ context.Context, args map[string]string) (prompts.Result, error) {
+			raw := fmt.Sprintf(`{"description":"a greeting","messages":[{"role":"user","content":{"type":"text","text":"hello %s","annotations":{"priority":1}}}]}`, args["who"])
+			return prompts.Result{Raw: json.RawMessage(raw)}, nil
+		},
+	}
+}
+
+// errorData is the data of a JSON-RPC error answer.
+func errorData(t *testing.T, m message) (code int, data map[string]any) {
+	t.Helper()
+	var e struct {
+		Error *struct {
+			Code int            `json:"code"`
+			Data map[string]any `json:"data"`
+		} `json:"error"`
+	}
+	if json.Unmarshal([]byte(m.raw), &e) != nil || e.Error == nil {
+		t.Fatalf("want an error, got %s", m.raw)
+	}
+	return e.Error.Code, e.Error.Data
+}
+
+func compact(t *testing.T, s string) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(s)); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// The capabilities name resources and prompts only when the registries
+// are served.
+func TestPrimitiveCapabilities(t *testing.T) {
+	t.Parallel()
+	capsOf := func(m message) map[string]json.RawMessage {
+		var res struct {
+			Capabilities map[string]json.RawMessage `json:"capabilities"`
+		}
+		if json.Unmarshal(m.Result, &res) != nil {
+			t.Fatalf("initialize: %s", m.raw)
+		}
+		return res.Capabilities
+	}
+	plain := capsOf(newRig(t, Options{}).stdioClient().initialize())
+	if plain["resources"] != nil || plain["prompts"] != nil {
+		t.Errorf("without the registries: capabilities %v", plain)
+	}
+	caps := capsOf(newPrimRig(t, Options{}).stdioClient().initialize())
+	if got := compact(t, string(caps["resources"])); got != `{"listChanged":true}` {
+		t.Errorf("resources capability %s", got)
+	}
+	if got := compact(t, string(caps["prompts"])); got != `{"listChanged":true}` {
+		t.Errorf("prompts capability %s", got)
+	}
+}
+
+// resources/list and templates/list serve the union: the first server
+// keeps a URI, a later one is served under harness://; reads are routed
+// back (unescaped) and return the server's contents raw; an unknown URI
+// is -32602 with data.uri.
+func TestResourcesThroughTheGateway(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{ModeFull, ModeMeta} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			p := newPrimRig(t, Options{Mode: mode})
+			p.registerSource(p.source("a", []string{"test://same"}, "test://t/{id}"))
+			p.registerSource(p.source("b", []string{"test://same", "test://only-b"}, "test://t/{id}"))
+			c := p.stdioClient()
+			c.initialize()
+
+			m := c.call("resources/list", nil)
+			var list struct {
+				Resources []json.RawMessage `json:"resources"`
+			}
+			if m.Error != nil || json.Unmarshal(m.Result, &list) != nil {
+				t.Fatalf("resources/list: %s", m.raw)
+			}
+			var uris []string
+			byURI := map[string]string{}
+			for _, r := range list.Resources {
+				var head struct {
+					URI string `json:"uri"`
+				}
+				_ = json.Unmarshal(r, &head)
+				uris = append(uris, head.URI)
+				byURI[head.URI] = string(r)
+			}
+			slices.Sort(uris)
+			prefixed := "harness://b/test:%2F%2Fsame"
+			if want := []string{prefixed, "test://only-b", "test://same"}; !slices.Equal(uris, want) {
+				t.Fatalf("served uris %q, want %q", uris, want)
+			}
+			if got := byURI["test://same"]; !strings.Contains(got, `"name":"a-test://same"`) || !strings.Contains(got, `"_meta":{"x":1}`) {
+				t.Errorf("test://same is served as %s, want a's object", got)
+			}
+
+			m = c.call("resources/templates/list", nil)
+			var tl struct {
+				ResourceTemplates []struct {
+					URITemplate string `json:"uriTemplate"`
+					Name        string `json:"name"`
+				} `json:"resourceTemplates"`
+			}
+			if m.Error != nil || json.Unmarshal(m.Result, &tl) != nil {
+				t.Fatalf("resources/templates/list: %s", m.raw)
+			}
+			var tpls []string
+			for _, tpl := range tl.ResourceTemplates {
+				tpls = append(tpls, tpl.Name+" "+tpl.URITemplate)
+			}
+			slices.Sort(tpls)
+			if want := []string{"a-tpl test://t/{id}", "b-tpl harness://b/test:%2F%2Ft%2F{id}"}; !slices.Equal(tpls, want) {
+				t.Fatalf("templates %q, want %q", tpls, want)
+			}
+
+			for _, tc := range []struct{ uri, server, asked string }{
+				{"test://same", "a", "test://same"},
+				{prefixed, "b", "test://same"},
+				{"test://only-b", "b", "test://only-b"},
+				{"test://t/7", "a", "test://t/7"},
+				{"harness://b/test:%2F%2Ft%2F8", "b", "test://t/8"},
+			} {
+				m := c.call("resources/read", map[string]any{"uri": tc.uri})
+				want := fmt.Sprintf(`{"contents":[{"uri":%q,"mimeType":"text/plain","text":"%s read %s","extra":{"kept":true}}]}`, tc.asked, tc.server, tc.asked)
+				if m.Error != nil || compact(t, string(m.Result)) != want {
+					t.Errorf("resources/read %s: %s, want the result %s", tc.uri, m.raw, want)
+				}
+			}
+			if got, want := p.readsSeen(), []string{"a test://same", "b test://same", "b test://only-b", "a test://t/7", "b test://t/8"}; !slices.Equal(got, want) {
+				t.Errorf("reads reached %q, want %q", got, want)
+			}
+
+			for _, uri := range []string{"test://nonexistent", "other://x/y"} {
+				m := c.call("resources/read", map[string]any{"uri": uri})
+				code, data := errorData(t, m)
+				if code != mcp.INVALID_PARAMS || data["uri"] != uri {
+					t.Errorf("resources/read %s: %s, want -32602 with data.uri", uri, m.raw)
+				}
+			}
+		})
+	}
+}
+
+// A server that says a listed URI does not exist: -32602 with data.uri,
+// the served URI.
+func TestResourceNotFoundByTheServer(t *testing.T) {
+	t.Parallel()
+	p := newPrimRig(t, Options{})
+	p.registerSource(p.source("a", []string{"gone://x"}))
+	c := p.stdioClient()
+	c.initialize()
+	m := c.call("resources/read", map[string]any{"uri": "gone://x"})
+	if code, data := errorData(t, m); code != mcp.INVALID_PARAMS || data["uri"] != "gone://x" {
+		t.Errorf("resources/read: %s, want -32602 with data.uri", m.raw)
+	}
+}
+
+// prompts/list serves public names and the servers' objects; prompts/get
+// returns the server's messages raw; a missing required argument is
+// -32602.
+func TestPromptsThroughTheGateway(t *testing.T) {
+	t.Parallel()
+	p := newPrimRig(t, Options{})
+	if _, err := p.pr.Register(p.f, greet("a")); err != nil {
+		t.Fatal(err)
+	}
+	p.waitServed("the prompt to be served", func() bool { return len(p.gw.mcp.ListPrompts()) == 1 })
+	c := p.stdioClient()
+	c.initialize()
+	m := c.call("prompts/list", nil)
+	want := `{"prompts":[{"_meta":{"y":2},"name":"mcp__a__greet","description":"Greets.","arguments":[{"name":"who","required":true}]}]}`
+	if m.Error != nil || compact(t, string(m.Result)) != want {
+		t.Errorf("prompts/list: %s, want %s", m.raw, want)
+	}
+	m = c.call("prompts/get", map[string]any{"name": "mcp__a__greet", "arguments": map[string]string{"who": "you"}})
+	want = `{"description":"a greeting","messages":[{"role":"user","content":{"type":"text","text":"hello you","annotations":{"priority":1}}}]}`
+	if m.Error != nil || compact(t, string(m.Result)) != want {
+		t.Errorf("prompts/get: %s, want %s", m.raw, want)
+	}
+	m = c.call("prompts/get", map[string]any{"name": "mcp__a__greet"})
+	if code, _ := errorData(t, m); code != mcp.INVALID_PARAMS || !strings.Contains(m.Error.Message, `"who"`) {
+		t.Errorf("prompts/get without who: %s, want -32602 naming it", m.raw)
+	}
+}
+
+// list_changed of resources and of prompts when the registries change;
+// none for a change that leaves the served lists as they were.
+func TestPrimitivesListChanged(t *testing.T) {
+	t.Parallel()
+	p := newPrimRig(t, Options{})
+	c := p.stdioClient()
+	c.initialize()
+	c.list()
+	set := p.registerSource(p.source("a", []string{"test://one"}))
+	if n := c.takeNote(); n.Method != string(mcp.MethodNotificationResourcesListChanged) {
+		t.Fatalf("want resources list_changed, got %s", n.raw)
+	}
+	// The same listing again (a reconnect): nothing to announce.
+	before := p.gw.publishesPrimitives.Load()
+	if _, err := p.res.Replace(p.f, set, p.source("a", []string{"test://one"})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.pr.Register(p.f, greet("a")); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.takeNote(); n.Method != string(mcp.MethodNotificationPromptsListChanged) {
+		t.Fatalf("want prompts list_changed, got %s", n.raw)
+	}
+	if got := p.gw.publishesPrimitives.Load() - before; got != 1 {
+		t.Errorf("%d lists replaced for a new prompt and an unchanged resource listing, want 1", got)
+	}
+	if m := c.call("prompts/list", nil); !strings.Contains(m.raw, "mcp__a__greet") {
+		t.Errorf("prompts/list after the change: %s", m.raw)
+	}
+}
+
+// mcp-go's client over HTTP (both eras) lists and reads resources and
+// gets a prompt.
+func TestPrimitivesMcpGoClient(t *testing.T) {
+	t.Parallel()
+	for _, legacy := range []bool{false, true} {
+		t.Run(fmt.Sprint("legacy=", legacy), func(t *testing.T) {
+			t.Parallel()
+			p := newPrimRig(t, Options{})
+			p.registerSource(p.source("a", []string{"test://one"}))
+			if _, err := p.pr.Register(p.f, greet("a")); err != nil {
+				t.Fatal(err)
+			}
+			p.waitServed("the prompt to be served", func() bool { return len(p.gw.mcp.ListPrompts()) == 1 })
+			srv := p.serveHTTP(HTTPOptions{}, "")
+			tr, err := transport.NewStreamableHTTP(srv.URL())
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+			defer cancel()
+			cl := mcptest.Connect(t, ctx, tr, legacy)
+			lr, err := cl.ListResources(ctx, mcp.ListResourcesRequest{})
+			if err != nil || len(lr.Resources) != 1 || lr.Resources[0].URI != "test://one" {
+				t.Fatalf("resources/list: %+v, %v", lr, err)
+			}
+			req := mcp.ReadResourceRequest{}
+			req.Params.URI = "test://one"
+			rr, err := cl.ReadResource(ctx, req)
+			if err != nil || len(rr.Contents) != 1 {
+				t.Fatalf("resources/read: %+v, %v", rr, err)
+			}
+			if tc, ok := rr.Contents[0].(mcp.TextResourceContents); !ok || tc.Text != "a read test://one" {
+				t.Errorf("resources/read: %#v", rr.Contents[0])
+			}
+			gr := mcp.GetPromptRequest{}
+			gr.Params.Name = "mcp__a__greet"
+			gr.Params.Arguments = map[string]string{"who": "me"}
+			pr, err := cl.GetPrompt(ctx, gr)
+			if err != nil || len(pr.Messages) != 1 {
+				t.Fatalf("prompts/get: %+v, %v", pr, err)
+			}
+			if tc, ok := pr.Messages[0].Content.(mcp.TextContent); !ok || tc.Text != "hello me" {
+				t.Errorf("prompts/get: %#v", pr.Messages[0].Content)
+			}
+		})
+	}
+}
+
+func TestPrefixedURIs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ server, uri, want string }{
+		{"b", "test://same", "harness://b/test:%2F%2Fsame"},
+		{"a/child", "file:///x y", "harness://a%2Fchild/file:%2F%2F%2Fx%20y"},
+	} {
+		got := prefixedURI(tc.server, tc.uri)
+		if got != tc.want {
+			t.Errorf("prefixedURI(%q, %q) = %q, want %q", tc.server, tc.uri, got, tc.want)
+		}
+		if back, ok := unprefixURI(tc.server, got); !ok || back != tc.uri {
+			t.Errorf("unprefixURI(%q) = %q, %v", got, back, ok)
+		}
+	}
+	if got, want := prefixedTemplate("b", "test://t/{id}/x{?q}"), "harness://b/test:%2F%2Ft%2F{id}%2Fx{?q}"; got != want {
+		t.Errorf("prefixedTemplate = %q, want %q", got, want)
+	}
+}
