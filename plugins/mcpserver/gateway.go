@@ -144,6 +144,10 @@ type Gateway struct {
 	tplHashed    bool
 	promptHash   [32]byte
 	promptHashed bool
+	uris         map[string]uriOwner // served URI → its server and own URI
+	tpls         []servedTemplate    // the served templates, for routing
+
+	subs sessionSubs // the sessions' resource subscriptions (subscribe.go)
 	// publishesPrimitives counts the resource, template and prompt lists
 	// handed to mcp-go (one list_changed each; primitives.go).
 	publishesPrimitives atomic.Int64
@@ -219,6 +223,9 @@ func New(reg *tools.Registry, opts Options) (*Gateway, error) {
 			_ = g.notFound(ctx, req.Params.URI)
 		}
 	})
+	hooks.AddBeforeSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest) { g.subscribe(ctx, req) })
+	hooks.AddBeforeUnsubscribe(func(ctx context.Context, _ any, req *mcp.UnsubscribeRequest) { g.unsubscribe(ctx, req) })
+	hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) { g.endSubscriptions(s.SessionID()) })
 	hooks.AddBeforeCallTool(func(ctx context.Context, _ any, req *mcp.CallToolRequest) {
 		g.waitServed(ctx, req.Params.Name)
 	})
@@ -232,10 +239,13 @@ func New(reg *tools.Registry, opts Options) (*Gateway, error) {
 		server.WithInstructions(instructions),
 	}
 	if opts.Resources != nil {
-		serverOpts = append(serverOpts, server.WithResourceCapabilities(false, true))
+		serverOpts = append(serverOpts, server.WithResourceCapabilities(true, true), server.WithResourceCompletionProvider(completer{g}))
 	}
 	if opts.Prompts != nil {
-		serverOpts = append(serverOpts, server.WithPromptCapabilities(true))
+		serverOpts = append(serverOpts, server.WithPromptCapabilities(true), server.WithPromptCompletionProvider(completer{g}))
+	}
+	if opts.Resources != nil || opts.Prompts != nil {
+		serverOpts = append(serverOpts, server.WithCompletions())
 	}
 	g.mcp = server.NewMCPServer(ServerName, opts.Version, serverOpts...)
 	// The first list is in place before any session can exist: handed to

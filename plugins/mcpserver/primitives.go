@@ -165,9 +165,23 @@ func (g *Gateway) publishPrimitives() {
 	}
 }
 
+// uriOwner is the server of a served URI, and its own URI there.
+type uriOwner struct{ server, uri string }
+
+// servedTemplate is a served template: its server, the server's own
+// uriTemplate and the one served.
+type servedTemplate struct {
+	server, orig, served string
+	prefixed             bool
+	tpl                  *mcp.URITemplate
+}
+
 // servedResources builds the served resources: the first server (in
-// server-name order) with a URI keeps it, later ones are prefixed.
+// server-name order) with a URI keeps it, later ones are prefixed. g.pmu
+// is held: it records the routes (g.uris).
 func (g *Gateway) servedResources(all []resources.Resource) []server.ServerResource {
+	uris := make(map[string]uriOwner, len(all))
+	defer func() { g.uris = uris }()
 	owner := make(map[string]string, len(all)) // served URI → server
 	list := make([]server.ServerResource, 0, len(all))
 	for _, r := range all {
@@ -179,6 +193,7 @@ func (g *Gateway) servedResources(all []resources.Resource) []server.ServerResou
 			continue // a server's own URI that looks like a prefixed one: the first keeps it
 		}
 		owner[served] = r.Server
+		uris[served] = uriOwner{r.Server, r.URI}
 		mr := mcp.Resource{URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIMEType, Size: r.Size}
 		if len(r.Definition) > 0 {
 			var d mcp.Resource
@@ -195,8 +210,11 @@ func (g *Gateway) servedResources(all []resources.Resource) []server.ServerResou
 }
 
 // servedTemplates builds the served templates by the rule of resources.
+// g.pmu is held: it records them (g.tpls).
 func (g *Gateway) servedTemplates(all []resources.Template) []server.ServerResourceTemplate {
 	taken := make(map[string]bool, len(all))
+	var routes []servedTemplate
+	defer func() { g.tpls = routes }()
 	list := make([]server.ServerResourceTemplate, 0, len(all))
 	for _, t := range all {
 		served, prefixed := t.URITemplate, false
@@ -212,6 +230,7 @@ func (g *Gateway) servedTemplates(all []resources.Template) []server.ServerResou
 			continue
 		}
 		taken[served] = true
+		routes = append(routes, servedTemplate{server: t.Server, orig: t.URITemplate, served: served, prefixed: prefixed, tpl: tpl})
 		mt := mcp.ResourceTemplate{Name: t.Name, Title: t.Title, Description: t.Description, MIMEType: t.MIMEType}
 		if len(t.Definition) > 0 {
 			var d mcp.ResourceTemplate

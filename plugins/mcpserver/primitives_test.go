@@ -155,11 +155,14 @@ func TestPrimitiveCapabilities(t *testing.T) {
 		t.Errorf("without the registries: capabilities %v", plain)
 	}
 	caps := capsOf(newPrimRig(t, Options{}).stdioClient().initialize())
-	if got := compact(t, string(caps["resources"])); got != `{"listChanged":true}` {
+	if got := compact(t, string(caps["resources"])); got != `{"subscribe":true,"listChanged":true}` {
 		t.Errorf("resources capability %s", got)
 	}
 	if got := compact(t, string(caps["prompts"])); got != `{"listChanged":true}` {
 		t.Errorf("prompts capability %s", got)
+	}
+	if caps["completions"] == nil {
+		t.Errorf("no completions capability: %v", caps)
 	}
 }
 
@@ -388,5 +391,143 @@ func TestPrefixedURIs(t *testing.T) {
 	}
 	if got, want := prefixedTemplate("b", "test://t/{id}/x{?q}"), "harness://b/test:%2F%2Ft%2F{id}%2Fx{?q}"; got != want {
 		t.Errorf("prefixedTemplate = %q, want %q", got, want)
+	}
+}
+
+// resources/subscribe through the gateway: counted in the registry (the
+// server asked once for two sessions), updates to the sessions that
+// subscribed under the URI they subscribed to, released by unsubscribe
+// and by the end of the session; an unknown URI is -32602.
+func TestSubscriptionsThroughTheGateway(t *testing.T) {
+	t.Parallel()
+	p := newPrimRig(t, Options{})
+	var mu sync.Mutex
+	var calls []string
+	withSubs := func(src resources.Source) resources.Source {
+		src.Subscribe = func(_ context.Context, uri string) error {
+			mu.Lock()
+			defer mu.Unlock()
+			calls = append(calls, src.Server+" subscribe "+uri)
+			return nil
+		}
+		src.Unsubscribe = func(_ context.Context, uri string) error {
+			mu.Lock()
+			defer mu.Unlock()
+			calls = append(calls, src.Server+" unsubscribe "+uri)
+			return nil
+		}
+		return src
+	}
+	seen := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(calls)
+	}
+	a := p.registerSource(withSubs(p.source("a", []string{"test://same"})))
+	b := p.registerSource(withSubs(p.source("b", []string{"test://same"})))
+	c1, c2 := p.stdioClient(), p.stdioClient()
+	c1.initialize()
+	c2.initialize()
+	prefixed := "harness://b/test:%2F%2Fsame"
+	for _, c := range []*rawClient{c1, c2} {
+		if m := c.call("resources/subscribe", map[string]any{"uri": "test://same"}); m.Error != nil {
+			t.Fatalf("resources/subscribe: %s", m.raw)
+		}
+	}
+	if m := c1.call("resources/subscribe", map[string]any{"uri": prefixed}); m.Error != nil {
+		t.Fatalf("resources/subscribe %s: %s", prefixed, m.raw)
+	}
+	if got, want := seen(), []string{"a subscribe test://same", "b subscribe test://same"}; !slices.Equal(got, want) {
+		t.Fatalf("the servers were asked %q, want %q", got, want)
+	}
+	a.Updated("test://same")
+	for _, c := range []*rawClient{c1, c2} {
+		n := c.takeNote()
+		if n.Method != string(mcp.MethodNotificationResourceUpdated) || !strings.Contains(n.raw, `"uri":"test://same"`) {
+			t.Fatalf("want resources/updated of test://same, got %s", n.raw)
+		}
+	}
+	b.Updated("test://same")
+	if n := c1.takeNote(); n.Method != string(mcp.MethodNotificationResourceUpdated) || !strings.Contains(n.raw, prefixed) {
+		t.Fatalf("want resources/updated of %s, got %s", prefixed, n.raw)
+	}
+
+	if m := c1.call("resources/unsubscribe", map[string]any{"uri": prefixed}); m.Error != nil {
+		t.Fatalf("resources/unsubscribe: %s", m.raw)
+	}
+	if m := c1.call("resources/unsubscribe", map[string]any{"uri": "test://same"}); m.Error != nil {
+		t.Fatalf("resources/unsubscribe: %s", m.raw)
+	}
+	if got := seen(); !slices.Contains(got, "b unsubscribe test://same") || slices.Contains(got, "a unsubscribe test://same") {
+		t.Fatalf("after c1 unsubscribed: %q (a must stay subscribed for c2)", got)
+	}
+	if err := c2.close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := seen(); !slices.Contains(got, "a unsubscribe test://same") {
+		t.Fatalf("the end of c2's session did not release its subscription: %q", got)
+	}
+	if n := p.gw.subscriptionCount(); n != 0 {
+		t.Errorf("%d subscriptions left", n)
+	}
+
+	m := c1.call("resources/subscribe", map[string]any{"uri": "test://nope"})
+	if code, data := errorData(t, m); code != mcp.INVALID_PARAMS || data["uri"] != "test://nope" {
+		t.Errorf("resources/subscribe of an unknown uri: %s", m.raw)
+	}
+}
+
+// completion/complete goes to the prompt's source by its public name, and
+// to the template's server with its own uriTemplate.
+func TestCompletionThroughTheGateway(t *testing.T) {
+	t.Parallel()
+	p := newPrimRig(t, Options{})
+	var mu sync.Mutex
+	var got []string
+	echo := func(what string) func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		return func(_ context.Context, params json.RawMessage) (json.RawMessage, error) {
+			mu.Lock()
+			got = append(got, what+" "+compact(t, string(params)))
+			mu.Unlock()
+			return json.RawMessage(`{"completion":{"values":["one","two"],"total":2}}`), nil
+		}
+	}
+	src := p.source("b", nil, "test://t/{id}")
+	src.Complete = echo("b")
+	p.registerSource(p.source("a", nil, "test://t/{id}"))
+	p.registerSource(src)
+	p.waitServed("the templates to be served", func() bool {
+		p.gw.pmu.Lock()
+		defer p.gw.pmu.Unlock()
+		return len(p.gw.tpls) == 2
+	})
+	pr := greet("a")
+	pr.Complete = echo("prompt")
+	if _, err := p.pr.Register(p.f, pr); err != nil {
+		t.Fatal(err)
+	}
+	p.waitServed("the prompt to be served", func() bool { return len(p.gw.mcp.ListPrompts()) == 1 })
+	c := p.stdioClient()
+	c.initialize()
+	m := c.call("completion/complete", map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "mcp__a__greet"}, "argument": map[string]any{"name": "who", "value": "o"}})
+	if m.Error != nil || compact(t, string(m.Result)) != `{"completion":{"values":["one","two"],"total":2}}` {
+		t.Errorf("completion/complete of a prompt: %s", m.raw)
+	}
+	m = c.call("completion/complete", map[string]any{"ref": map[string]any{"type": "ref/resource", "uri": "harness://b/test:%2F%2Ft%2F{id}"}, "argument": map[string]any{"name": "id", "value": "1"}, "context": map[string]any{"arguments": map[string]string{"x": "y"}}})
+	if m.Error != nil || !strings.Contains(m.raw, `"values":["one","two"]`) {
+		t.Errorf("completion/complete of a template: %s", m.raw)
+	}
+	m = c.call("completion/complete", map[string]any{"ref": map[string]any{"type": "ref/resource", "uri": "test://none/{x}"}, "argument": map[string]any{"name": "x", "value": ""}})
+	if code, _ := errorData(t, m); code != mcp.INVALID_PARAMS {
+		t.Errorf("completion/complete of an unknown template: %s", m.raw)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{
+		`prompt {"argument":{"name":"who","value":"o"},"ref":{"name":"mcp__a__greet","type":"ref/prompt"}}`,
+		`b {"argument":{"name":"id","value":"1"},"context":{"arguments":{"x":"y"}},"ref":{"type":"ref/resource","uri":"test://t/{id}"}}`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("relayed %q, want %q", got, want)
 	}
 }

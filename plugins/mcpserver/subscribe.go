@@ -1,0 +1,223 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/harness-go/harness/internal/safe"
+	"github.com/harness-go/harness/plugins/resources"
+)
+
+// Subscriptions and completion through the gateway
+// (docs/rfc/0008-resources-prompts.md, "Through the gateway"):
+//
+//  1. resources/subscribe of a served URI subscribes the session through
+//     the registry (Registry.Subscribe counts it with the other readers',
+//     so the server is asked once); the server's
+//     notifications/resources/updated reaches the sessions that subscribed,
+//     under the URI they subscribed to. resources/unsubscribe, and the end
+//     of the session, release it.
+//  2. completion/complete goes to the prompt's source (the reference by its
+//     public name: mcp-client renames it) or to the server of the template
+//     (the reference renamed to the server's own uriTemplate).
+
+// sessionSubs are the subscriptions of the gateway's sessions: session id
+// → served URI → the registry's subscriber.
+type sessionSubs struct {
+	mu sync.Mutex
+	m  map[string]map[string]*resources.Subscriber
+}
+
+// route returns the server and its own URI for a served URI: a served
+// resource, or the expansion of a served template.
+func (g *Gateway) route(uri string) (srv, orig string, ok bool) {
+	g.pmu.Lock()
+	owner, found := g.uris[uri]
+	tpls := g.tpls
+	g.pmu.Unlock()
+	if found {
+		return owner.server, owner.uri, true
+	}
+	for _, t := range tpls {
+		if !t.tpl.Regexp().MatchString(uri) {
+			continue
+		}
+		if !t.prefixed {
+			return t.server, uri, true
+		}
+		if orig, ok := unprefixURI(t.server, uri); ok {
+			return t.server, orig, true
+		}
+	}
+	return "", "", false
+}
+
+// subscribe runs before mcp-go answers resources/subscribe, which it
+// acknowledges unless the request has no uri: a subscription that fails
+// records its error (the outcome) and clears the uri, so that mcp-go
+// answers an error, which the transport rewrites to the recorded one.
+func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) {
+	uri := req.Params.URI
+	sess := server.ClientSessionFromContext(ctx)
+	if uri == "" || sess == nil {
+		return
+	}
+	fail := func(code int, msg string, data any) {
+		_ = g.fail(ctx, code, msg, data)
+		req.Params.URI = ""
+	}
+	srv, orig, ok := g.route(uri)
+	if !ok {
+		fail(mcp.INVALID_PARAMS, "resource not found: "+uri, map[string]any{"uri": uri})
+		return
+	}
+	id := sess.SessionID()
+	g.subs.mu.Lock()
+	if g.subs.m[id][uri] != nil {
+		g.subs.mu.Unlock()
+		return // subscribed already: once is enough
+	}
+	g.subs.mu.Unlock()
+	sub, err := g.opts.Resources.Subscribe(ctx, srv, orig, func(string) {
+		g.mcp.SendNotificationToSpecificClient(id, string(mcp.MethodNotificationResourceUpdated), map[string]any{"uri": uri}) //nolint:errcheck // a session gone meanwhile misses it
+	})
+	if err != nil {
+		if errors.Is(err, resources.ErrNoSubscription) {
+			fail(mcp.METHOD_NOT_FOUND, fmt.Sprintf("resources/subscribe %s: %v", uri, err), map[string]any{"uri": uri})
+			return
+		}
+		fail(mcp.INTERNAL_ERROR, fmt.Sprintf("resources/subscribe %s: %v", uri, err), nil)
+		return
+	}
+	g.subs.mu.Lock()
+	if g.subs.m == nil {
+		g.subs.m = map[string]map[string]*resources.Subscriber{}
+	}
+	if g.subs.m[id] == nil {
+		g.subs.m[id] = map[string]*resources.Subscriber{}
+	}
+	dup := g.subs.m[id][uri] != nil
+	if !dup {
+		g.subs.m[id][uri] = sub
+	}
+	g.subs.mu.Unlock()
+	if dup {
+		_ = sub.Stop(context.WithoutCancel(ctx)) // a twin request won
+	}
+}
+
+// unsubscribe releases the session's subscription to the request's uri.
+func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) {
+	sess := server.ClientSessionFromContext(ctx)
+	if sess == nil {
+		return
+	}
+	g.subs.mu.Lock()
+	sub := g.subs.m[sess.SessionID()][req.Params.URI]
+	delete(g.subs.m[sess.SessionID()], req.Params.URI)
+	g.subs.mu.Unlock()
+	if sub != nil {
+		if err := sub.Stop(context.WithoutCancel(ctx)); err != nil {
+			g.log.Warn("resources/unsubscribe: the server's unsubscribe failed", "uri", safe.Line(req.Params.URI), "err", safe.Line(err.Error()))
+		}
+	}
+}
+
+// endSubscriptions releases the subscriptions of a session that ended.
+func (g *Gateway) endSubscriptions(id string) {
+	g.subs.mu.Lock()
+	subs := g.subs.m[id]
+	delete(g.subs.m, id)
+	g.subs.mu.Unlock()
+	for uri, sub := range subs {
+		if err := sub.Stop(context.Background()); err != nil {
+			g.log.Warn("a session ended: the server's unsubscribe failed", "uri", safe.Line(uri), "err", safe.Line(err.Error()))
+		}
+	}
+}
+
+// subscriptionCount is how many subscriptions the sessions hold.
+func (g *Gateway) subscriptionCount() int {
+	g.subs.mu.Lock()
+	defer g.subs.mu.Unlock()
+	n := 0
+	for _, m := range g.subs.m {
+		n += len(m)
+	}
+	return n
+}
+
+// completer relays completion/complete (mcp-go's completion providers).
+type completer struct{ g *Gateway }
+
+// CompletePromptArgument relays a prompt's completion to its source.
+func (c completer) CompletePromptArgument(ctx context.Context, name string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
+	g := c.g
+	if g.opts.Prompts == nil {
+		return nil, g.fail(ctx, mcp.INVALID_PARAMS, "completion/complete: no prompts are served", nil)
+	}
+	p, ok := g.opts.Prompts.Lookup(name)
+	if !ok {
+		return nil, g.fail(ctx, mcp.INVALID_PARAMS, fmt.Sprintf("completion/complete: no prompt %q", name), nil)
+	}
+	if p.Complete == nil {
+		return &mcp.Completion{Values: []string{}}, nil
+	}
+	raw, err := p.Complete(ctx, completeParams(map[string]any{"type": "ref/prompt", "name": name}, arg, cctx))
+	if err != nil {
+		return nil, fmt.Errorf("completion/complete of prompt %s: %w", safe.Line(name), err)
+	}
+	return completion(raw)
+}
+
+// CompleteResourceArgument relays a template's completion to its server.
+func (c completer) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
+	g := c.g
+	g.pmu.Lock()
+	var found *servedTemplate
+	for i := range g.tpls {
+		if g.tpls[i].served == uri {
+			found = &g.tpls[i]
+			break
+		}
+	}
+	g.pmu.Unlock()
+	if found == nil || g.opts.Resources == nil {
+		return nil, g.fail(ctx, mcp.INVALID_PARAMS, fmt.Sprintf("completion/complete: no resource template %q", uri), map[string]any{"uri": uri})
+	}
+	raw, err := g.opts.Resources.Complete(ctx, found.server, completeParams(map[string]any{"type": "ref/resource", "uri": found.orig}, arg, cctx))
+	if err != nil {
+		return nil, fmt.Errorf("completion/complete of template %s: %w", safe.Line(uri), err)
+	}
+	return completion(raw)
+}
+
+// completeParams are the params of completion/complete for ref.
+func completeParams(ref map[string]any, arg mcp.CompleteArgument, cctx mcp.CompleteContext) json.RawMessage {
+	p := map[string]any{"ref": ref, "argument": arg}
+	if len(cctx.Arguments) > 0 {
+		p["context"] = cctx
+	}
+	b, _ := json.Marshal(p)
+	return b
+}
+
+// completion is the completion of a server's CompleteResult.
+func completion(raw json.RawMessage) (*mcp.Completion, error) {
+	var r struct {
+		Completion mcp.Completion `json:"completion"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, fmt.Errorf("completion/complete: the result is not a completion: %w", err)
+	}
+	if r.Completion.Values == nil {
+		r.Completion.Values = []string{}
+	}
+	return &r.Completion, nil
+}
