@@ -2,7 +2,8 @@
 // tools the MCP conformance suite's server scenarios call, registered
 // natively on the tools service. Those that answer more than text set the
 // result's Raw, the way an MCP server's tools do, so the gateway passes
-// their content blocks on unchanged.
+// their content blocks on unchanged. It also registers the resources the
+// resources scenarios read (resources.go).
 package servertools
 
 import (
@@ -10,6 +11,7 @@ import (
 	"encoding/json"
 
 	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/plugins/resources"
 	"github.com/harness-go/harness/plugins/tools"
 )
 
@@ -20,7 +22,7 @@ func init() {
 	host.Register(host.Kind{
 		Name:   KindName,
 		Doc:    "test only: the tools of the MCP conformance suite's server scenarios",
-		Inject: []string{tools.Service},
+		Inject: []string{tools.Service, resources.Service},
 		New:    func() host.Plugin { return plugin{} },
 	})
 }
@@ -84,6 +86,8 @@ func (plugin) Apply(ctx *host.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = reg.Register(ctx.Fiber(), askingTools(reg, ctx)...)
-	return err
+	if _, err = reg.Register(ctx.Fiber(), askingTools(reg, ctx)...); err != nil {
+		return err
+	}
+	return registerResources(ctx)
 }
