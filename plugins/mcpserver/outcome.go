@@ -46,6 +46,9 @@ type outcome struct {
 	// answered is set when the handler has returned: nothing more is
 	// written for it.
 	answered atomic.Bool
+	// keepStatus keeps HTTP 200 for the recorded error: a request of a
+	// revision before 2026-07-28, which answers JSON-RPC errors with 200.
+	keepStatus atomic.Bool
 }
 
 // withOutcome returns ctx with a fresh outcome.
@@ -184,7 +187,7 @@ func (w *outcomeWriter) WriteHeader(status int) {
 	if w.wroteHeader {
 		return // a relayed notification made the answer a stream already
 	}
-	if d := w.o.err.Load(); d != nil && strings.HasPrefix(w.shadow.Get("Content-Type"), "application/json") && status == http.StatusOK {
+	if d := w.o.err.Load(); d != nil && !w.o.keepStatus.Load() && strings.HasPrefix(w.shadow.Get("Content-Type"), "application/json") && status == http.StatusOK {
 		if d.Code == mcp.INVALID_PARAMS || d.Code == mcp.MISSING_REQUIRED_CLIENT_CAPABILITY {
 			status = http.StatusBadRequest
 		}

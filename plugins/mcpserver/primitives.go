@@ -310,8 +310,12 @@ func (g *Gateway) read(ctx context.Context, srv, uri, served string) ([]mcp.Reso
 }
 
 // notFound records the error of a read of a URI that does not exist:
-// -32602 with the URI in data.uri.
+// -32602 with the URI in data.uri (over HTTP, with status 400 on
+// 2026-07-28 only: earlier revisions answer errors with 200).
 func (g *Gateway) notFound(ctx context.Context, uri string) error {
+	if o := outcomeOf(ctx); o != nil && !mcp.IsModernProtocol(server.RequestProtocolVersion(ctx)) {
+		o.keepStatus.Store(true) // HTTP 400 for -32602 is the 2026-07-28 rule
+	}
 	return g.fail(ctx, mcp.INVALID_PARAMS, "resource not found: "+uri, map[string]any{"uri": uri})
 }
 

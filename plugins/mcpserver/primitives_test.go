@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -361,6 +363,11 @@ func TestPrimitivesMcpGoClient(t *testing.T) {
 			if tc, ok := rr.Contents[0].(mcp.TextResourceContents); !ok || tc.Text != "a read test://one" {
 				t.Errorf("resources/read: %#v", rr.Contents[0])
 			}
+			// Unknown: -32602, a JSON-RPC error on both eras.
+			req.Params.URI = "test://nope"
+			if _, err := cl.ReadResource(ctx, req); !errors.Is(err, mcp.ErrInvalidParams) {
+				t.Errorf("resources/read of an unknown uri: %v, want -32602", err)
+			}
 			gr := mcp.GetPromptRequest{}
 			gr.Params.Name = "mcp__a__greet"
 			gr.Params.Arguments = map[string]string{"who": "me"}
@@ -529,5 +536,20 @@ func TestCompletionThroughTheGateway(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("relayed %q, want %q", got, want)
+	}
+}
+
+// Over HTTP, an unknown resource is -32602 with data.uri in a 200 answer on
+// 2025-11-25 (HTTP 400 for -32602 is the rule of 2026-07-28 only).
+func TestResourceNotFoundOverHTTPLegacy(t *testing.T) {
+	t.Parallel()
+	p := newPrimRig(t, Options{})
+	h := p.gw.HTTPHandler(HTTPOptions{})
+	t.Cleanup(func() { _ = h.Shutdown(context.Background()) })
+	hr := &handlerRig{t: t, gw: p.gw, h: h}
+	id := hr.initialize()
+	w := hr.do(http.MethodPost, id, `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"test://nope"}}`)
+	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"code":-32602`) || !strings.Contains(w.Body.String(), `"data":{"uri":"test://nope"}`) {
+		t.Errorf("resources/read of an unknown uri: HTTP %d %s", w.Code, w.Body)
 	}
 }

@@ -69,6 +69,9 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) {
 		return
 	}
 	fail := func(code int, msg string, data any) {
+		if o := outcomeOf(ctx); o != nil {
+			o.keepStatus.Store(true) // resources/subscribe is of revisions before 2026-07-28
+		}
 		_ = g.fail(ctx, code, msg, data)
 		req.Params.URI = ""
 	}
