@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"sync"
 
+	"github.com/harness-go/harness/fiber"
 	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/plugins/prompts"
 	"github.com/harness-go/harness/plugins/resources"
+	"github.com/harness-go/harness/plugins/tools"
 )
 
 // SourceName is the server name of the conformance resources.
@@ -59,4 +63,48 @@ func registerResources(ctx *host.Context) error {
 		Unsubscribe: func(context.Context, string) error { return nil },
 	})
 	return err
+}
+
+// promptToggle is test_trigger_prompt_change: it replaces the prompt
+// test_dynamic_prompt_N by the next, so that the gateway's prompt list
+// changes (the suite waits for notifications/prompts/list_changed).
+type promptToggle struct {
+	reg *prompts.Registry
+	f   *fiber.Fiber
+
+	mu  sync.Mutex
+	n   int
+	set *prompts.Set
+}
+
+func (t *promptToggle) flip() (tools.Result, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.n++
+	name := fmt.Sprintf("test_dynamic_prompt_%d", t.n)
+	set, err := t.reg.Replace(t.f, t.set, prompts.Prompt{
+		Server: SourceName, RawName: name, Description: "A prompt test_trigger_prompt_change added.",
+		Get: func(context.Context, map[string]string) (prompts.Result, error) {
+			return prompts.Result{Messages: []prompts.Message{prompts.TextMessage("user", "dynamic")}}, nil
+		},
+	})
+	if err != nil {
+		return tools.Result{}, fmt.Errorf("adding the prompt %s: %w", name, err)
+	}
+	t.set = set
+	return tools.Result{Text: name + " is served now"}, nil
+}
+
+// promptTrigger is the tool test_trigger_prompt_change.
+func promptTrigger(ctx *host.Context) (tools.Tool, error) {
+	reg, err := prompts.From(ctx)
+	if err != nil {
+		return tools.Tool{}, err
+	}
+	t := &promptToggle{reg: reg, f: ctx.Fiber()}
+	return tools.Tool{
+		Name: "test_trigger_prompt_change", Description: "Change the prompt list: replace test_dynamic_prompt_N by the next.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{}}`),
+		Execute:    func(context.Context, json.RawMessage) (tools.Result, error) { return t.flip() },
+	}, nil
 }

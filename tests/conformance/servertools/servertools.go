@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 
 	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/plugins/prompts"
 	"github.com/harness-go/harness/plugins/resources"
 	"github.com/harness-go/harness/plugins/tools"
 )
@@ -22,7 +23,7 @@ func init() {
 	host.Register(host.Kind{
 		Name:   KindName,
 		Doc:    "test only: the tools of the MCP conformance suite's server scenarios",
-		Inject: []string{tools.Service, resources.Service},
+		Inject: []string{tools.Service, resources.Service, prompts.Service},
 		New:    func() host.Plugin { return plugin{} },
 	})
 }
@@ -86,7 +87,11 @@ func (plugin) Apply(ctx *host.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err = reg.Register(ctx.Fiber(), askingTools(reg, ctx)...); err != nil {
+	trigger, err := promptTrigger(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err = reg.Register(ctx.Fiber(), append(askingTools(reg, ctx), trigger)...); err != nil {
 		return err
 	}
 	return registerResources(ctx)
