@@ -8,6 +8,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/host/conffile"
 )
 
@@ -27,22 +28,9 @@ const (
 // Formats lists every format a file may be read as, auto first.
 var Formats = []string{FormatAuto, FormatClaudeDesktop, FormatClaudeCode, FormatCursor, FormatVSCode, FormatWindsurf, FormatGemini, FormatCodex}
 
-// Pos is a position in a file; Line and Col are 0 when the format gives
-// none.
-type Pos struct {
-	File      string
-	Line, Col int
-}
-
-func (p Pos) String() string {
-	switch {
-	case p.Line == 0:
-		return p.File
-	case p.Col == 0:
-		return fmt.Sprintf("%s:%d", p.File, p.Line)
-	}
-	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
-}
+// Pos is a position in a file, as the host writes one for cordis.yml; Line
+// and Col are 0 when the format gives none.
+type Pos = host.Pos
 
 // Problem is one thing wrong with a file or one of its servers.
 type Problem struct {
@@ -263,7 +251,7 @@ func (r *reader) names() error {
 		s.ServerName = name
 		if first, dup := seen[name]; dup {
 			problems = append(problems, Problem{Pos: s.Pos, Server: s.Name,
-				Msg: fmt.Sprintf("its serverName would be %q, as that of server %q (%s): rename one", name, first.Name, first.Pos.lineCol())})
+				Msg: fmt.Sprintf("its serverName would be %q, as that of server %q (%s): rename one", name, first.Name, lineCol(first.Pos))})
 			continue
 		}
 		seen[name] = s

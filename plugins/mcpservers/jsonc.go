@@ -214,7 +214,7 @@ func (p *jparser) value(depth int) (*jnode, error) {
 					return nil, p.fail(keyOff, "invalid JSON: an object key must be a string")
 				}
 				if first, dup := seen[key]; dup {
-					return nil, p.fail(keyOff, "the key %q is given twice in this object (first at %s): keep one", key, position("", p.data, first).lineCol())
+					return nil, p.fail(keyOff, "the key %q is given twice in this object (first at %s): keep one", key, lineCol(position("", p.data, first)))
 				}
 				seen[key] = keyOff
 				v, err := p.value(depth + 1)
@@ -261,7 +261,7 @@ func position(path string, data []byte, off int) Pos {
 	return Pos{File: path, Line: line, Col: col}
 }
 
-// lineCol is "line:column" alone.
-func (p Pos) lineCol() string {
+// lineCol is p's "line:column" alone.
+func lineCol(p Pos) string {
 	return strings.TrimPrefix(Pos{Line: p.Line, Col: p.Col}.String(), ":")
 }
