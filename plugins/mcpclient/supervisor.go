@@ -65,9 +65,13 @@ type supervisor struct {
 	spawn     *proc.Spawner // the host's, for a stdio server; nil over HTTP
 	self      *loop.Self    // this harness, for loop detection (package loop)
 	auth      *entryAuth    // OAuth over HTTP (oauth.go); nil without
-	server    string        // serverName, fixed for the instance's life
-	syncReq   chan struct{}
-	pending   atomic.Uint32 // the listKind bits a re-sync is asked to list
+	// authedAtDial: the store held a login when the session in use was
+	// dialled (OAuth entries). Written by connect and read by serve, both
+	// on the supervisor's goroutine.
+	authedAtDial bool
+	server       string // serverName, fixed for the instance's life
+	syncReq      chan struct{}
+	pending      atomic.Uint32 // the listKind bits a re-sync is asked to list
 	// releaseName lets go of this instance's hold on the serverName; a
 	// retired instance lets go at once, so the name can move to another
 	// entry while it drains.
@@ -314,7 +318,7 @@ func (s *supervisor) serve(life context.Context, sess *session) {
 		t := time.NewTicker(s.auth.poll())
 		defer t.Stop()
 		watch = t.C
-		loggedIn = s.auth.loggedIn()
+		loggedIn = s.authedAtDial
 	}
 	for {
 		select {
@@ -326,7 +330,10 @@ func (s *supervisor) serve(life context.Context, sess *session) {
 			if sess = s.recover(life, sess); sess == nil {
 				return
 			}
-			loggedIn = s.auth.loggedIn()
+			// What the store held when the new session was dialled, not
+			// now: a logout right after the login it waited for (the entry
+			// was ready before this line) must still end the session.
+			loggedIn = s.authedAtDial
 		case <-watch:
 			now := s.auth.loggedIn()
 			if !loggedIn || now {
@@ -343,7 +350,7 @@ func (s *supervisor) serve(life context.Context, sess *session) {
 			if sess = s.relogin(life, &NeedsLoginError{Server: s.server, Entry: s.ctx.ID(), Reason: "logged out"}); sess == nil {
 				return
 			}
-			loggedIn = s.auth.loggedIn()
+			loggedIn = s.authedAtDial
 		}
 	}
 }
@@ -357,6 +364,7 @@ func (s *supervisor) connect(life context.Context) (*session, []rawTool, *extras
 	defer cancel()
 	chained := withChain(*cfg, s.self)
 	if s.auth != nil {
+		s.authedAtDial = s.auth.loggedIn()
 		chained.wrap = s.auth.wrap
 	}
 	f, err := dial(s.spawn, &chained, s.ctx.Dir(), s.log, s.secrets)
