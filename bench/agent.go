@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/harness-go/harness/fiber"
-	"github.com/harness-go/harness/internal/fakellm"
+	"github.com/harness-go/harness/internal/testkit/fakellm"
 	"github.com/harness-go/harness/plugins/agent"
 	"github.com/harness-go/harness/plugins/tools"
 )

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/harness-go/harness/bench"
-	"github.com/harness-go/harness/internal/npmtest"
+	"github.com/harness-go/harness/internal/testkit/npmtest"
 )
 
 // TestMain removes the binaries built for the run.

@@ -31,7 +31,7 @@ type SuiteOptions struct {
 	Cold bool
 
 	// Node and NPMDir locate node and the pinned npm install holding the
-	// TypeScript SDK (internal/npmtest). Both empty: no TypeScript client.
+	// TypeScript SDK (internal/testkit/npmtest). Both empty: no TypeScript client.
 	Node, NPMDir string
 
 	// Parts, when not empty, selects the parts to run (see [Parts]).

@@ -27,7 +27,7 @@ package harnesscmd
 import (
 	"os"
 
-	"github.com/harness-go/harness/internal/cli"
+	"github.com/harness-go/harness/harnesscmd/internal/cli"
 	"github.com/harness-go/harness/internal/mcpdemo"
 )
 

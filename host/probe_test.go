@@ -13,7 +13,7 @@ import (
 
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/host/jsexpr"
-	"github.com/harness-go/harness/internal/testlog"
+	"github.com/harness-go/harness/internal/testkit/testlog"
 	"github.com/harness-go/harness/plugins/tools"
 )
 

@@ -6,7 +6,7 @@
 #
 # Needs Go and, for the end-to-end tests, Node.js 20 with npm: the tests
 # install the pinned npm packages themselves, the Node.js 22 that the
-# conformance suite needs included (internal/npmtest).
+# conformance suite needs included (internal/testkit/npmtest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,7 +45,7 @@ trap 'rm -f "$cover" "$coverlog" "${fuzzlog:-}"' EXIT
 if ! go test -count=1 -coverprofile="$cover" ./plugins/mcpclient ./plugins/tools ./plugins/agent ./plugins/mcpserver ./host/secret >"$coverlog" 2>&1; then
   cat "$coverlog"; exit 1
 fi
-go run ./internal/covergate -profile "$cover" \
+go run ./internal/testkit/covergate -profile "$cover" \
   -min plugins/mcpclient/naming.go=100 \
   -min plugins/mcpclient/config.go=100 \
   -min plugins/mcpclient/result.go=100 \

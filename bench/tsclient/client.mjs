@@ -17,7 +17,7 @@
 // An answer is {"lat":[ns, …],"wall":ns,"cpu":ns} (each call's latency, the
 // wall time of the batch, measured here with process.hrtime, and the CPU
 // time node spent on it, process.cpuUsage) or {"error":"…"}.
-// The SDK is imported from the pinned install of tests/npm (internal/npmtest).
+// The SDK is imported from the pinned install of tests/npm (internal/testkit/npmtest).
 import path from "node:path";
 import readline from "node:readline";
 import { pathToFileURL } from "node:url";

@@ -19,7 +19,7 @@ import (
 
 	"github.com/harness-go/harness/host/secret"
 	"github.com/harness-go/harness/internal/oauth"
-	"github.com/harness-go/harness/internal/oauthtest"
+	"github.com/harness-go/harness/internal/testkit/oauthtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

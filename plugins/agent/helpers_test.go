@@ -12,8 +12,8 @@ import (
 
 	"github.com/harness-go/harness/fiber"
 	"github.com/harness-go/harness/host/secret"
-	"github.com/harness-go/harness/internal/fakellm"
-	"github.com/harness-go/harness/internal/testlog"
+	"github.com/harness-go/harness/internal/testkit/fakellm"
+	"github.com/harness-go/harness/internal/testkit/testlog"
 	"github.com/harness-go/harness/plugins/agent"
 	"github.com/harness-go/harness/plugins/resources"
 	"github.com/harness-go/harness/plugins/tools"

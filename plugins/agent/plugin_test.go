@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/harness-go/harness/host"
-	"github.com/harness-go/harness/internal/fakellm"
-	"github.com/harness-go/harness/internal/hosttest"
+	"github.com/harness-go/harness/internal/testkit/fakellm"
+	"github.com/harness-go/harness/internal/testkit/hosttest"
 	"github.com/harness-go/harness/plugins/agent"
 	_ "github.com/harness-go/harness/plugins/echo"
 )

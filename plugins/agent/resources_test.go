@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harness-go/harness/internal/fakellm"
+	"github.com/harness-go/harness/internal/testkit/fakellm"
 	"github.com/harness-go/harness/plugins/agent"
 	"github.com/harness-go/harness/plugins/resources"
 	"github.com/harness-go/harness/plugins/tools"

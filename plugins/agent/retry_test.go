@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harness-go/harness/internal/fakellm"
-	"github.com/harness-go/harness/internal/testlog"
+	"github.com/harness-go/harness/internal/testkit/fakellm"
+	"github.com/harness-go/harness/internal/testkit/testlog"
 	"github.com/harness-go/harness/plugins/agent"
 	"github.com/harness-go/harness/plugins/tools"
 )

@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/harness-go/harness/internal/fakellm"
-	"github.com/harness-go/harness/internal/toolgen"
+	"github.com/harness-go/harness/internal/testkit/fakellm"
+	"github.com/harness-go/harness/internal/testkit/toolgen"
 	"github.com/harness-go/harness/plugins/agent"
 	"github.com/harness-go/harness/plugins/tools"
 )

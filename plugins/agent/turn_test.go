@@ -18,7 +18,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/harness-go/harness/internal/fakellm"
+	"github.com/harness-go/harness/internal/testkit/fakellm"
 	"github.com/harness-go/harness/plugins/agent"
 	"github.com/harness-go/harness/plugins/tools"
 )

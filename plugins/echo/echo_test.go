@@ -14,7 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/harness-go/harness/host"
-	"github.com/harness-go/harness/internal/testlog"
+	"github.com/harness-go/harness/internal/testkit/testlog"
 	"github.com/harness-go/harness/plugins/echo"
 	"github.com/harness-go/harness/plugins/prompts"
 	"github.com/harness-go/harness/plugins/resources"

@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/harness-go/harness/host"
-	"github.com/harness-go/harness/internal/fixture"
-	"github.com/harness-go/harness/internal/testlog"
+	"github.com/harness-go/harness/internal/testkit/fixture"
+	"github.com/harness-go/harness/internal/testkit/testlog"
 	"github.com/harness-go/harness/plugins/tools"
 )
 

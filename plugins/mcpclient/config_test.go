@@ -15,7 +15,7 @@ import (
 
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/host/jsexpr"
-	"github.com/harness-go/harness/internal/hosttest"
+	"github.com/harness-go/harness/internal/testkit/hosttest"
 )
 
 // problems flattens what Validate returns into "field: message" lines.

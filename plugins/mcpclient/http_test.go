@@ -19,8 +19,8 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/harness-go/harness/host"
-	"github.com/harness-go/harness/internal/fixture"
-	"github.com/harness-go/harness/internal/testlog"
+	"github.com/harness-go/harness/internal/testkit/fixture"
+	"github.com/harness-go/harness/internal/testkit/testlog"
 )
 
 // seenRequest is one HTTP request a test server received.

@@ -15,8 +15,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/harness-go/harness/host"
-	"github.com/harness-go/harness/internal/hosttest"
-	"github.com/harness-go/harness/internal/proctest"
+	"github.com/harness-go/harness/internal/testkit/hosttest"
+	"github.com/harness-go/harness/internal/testkit/proctest"
 )
 
 // TestMain checks, after every test has run, that no goroutine is left

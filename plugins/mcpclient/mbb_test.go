@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/harness-go/harness/host"
-	"github.com/harness-go/harness/internal/proctest"
+	"github.com/harness-go/harness/internal/testkit/proctest"
 	"github.com/harness-go/harness/plugins/tools"
 )
 

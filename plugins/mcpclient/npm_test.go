@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/harness-go/harness/host"
-	"github.com/harness-go/harness/internal/npmtest"
+	"github.com/harness-go/harness/internal/testkit/npmtest"
 	"github.com/harness-go/harness/plugins/tools"
 )
 

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/harness-go/harness/host"
-	"github.com/harness-go/harness/internal/fixture"
 	"github.com/harness-go/harness/internal/oauth"
-	"github.com/harness-go/harness/internal/oauthtest"
-	"github.com/harness-go/harness/internal/testlog"
+	"github.com/harness-go/harness/internal/testkit/fixture"
+	"github.com/harness-go/harness/internal/testkit/oauthtest"
+	"github.com/harness-go/harness/internal/testkit/testlog"
 )
 
 // oauthPeer is the fixture server behind the test authorization server.

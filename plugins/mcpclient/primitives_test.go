@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/harness-go/harness/host"
-	"github.com/harness-go/harness/internal/fixture"
+	"github.com/harness-go/harness/internal/testkit/fixture"
 	"github.com/harness-go/harness/plugins/prompts"
 	"github.com/harness-go/harness/plugins/resources"
 )

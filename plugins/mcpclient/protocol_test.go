@@ -16,7 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/harness-go/harness/host"
-	"github.com/harness-go/harness/internal/fixture"
+	"github.com/harness-go/harness/internal/testkit/fixture"
 )
 
 // protocol: auto reaches a server of 2026-07-28 only, whatever way it

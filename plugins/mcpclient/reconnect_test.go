@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/harness-go/harness/host"
-	"github.com/harness-go/harness/internal/fixture"
-	"github.com/harness-go/harness/internal/proctest"
+	"github.com/harness-go/harness/internal/testkit/fixture"
+	"github.com/harness-go/harness/internal/testkit/proctest"
 )
 
 // fast is a reconnect policy for tests: short waits, few attempts.

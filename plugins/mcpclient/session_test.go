@@ -14,7 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/harness-go/harness/host"
-	"github.com/harness-go/harness/internal/testlog"
+	"github.com/harness-go/harness/internal/testkit/testlog"
 	"github.com/harness-go/harness/plugins/prompts"
 	"github.com/harness-go/harness/plugins/resources"
 	"github.com/harness-go/harness/plugins/tools"

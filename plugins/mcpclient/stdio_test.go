@@ -18,8 +18,8 @@ import (
 
 	"github.com/harness-go/harness/fiber"
 	"github.com/harness-go/harness/host"
-	"github.com/harness-go/harness/internal/fixture"
-	"github.com/harness-go/harness/internal/proctest"
+	"github.com/harness-go/harness/internal/testkit/fixture"
+	"github.com/harness-go/harness/internal/testkit/proctest"
 	"github.com/harness-go/harness/plugins/tools"
 )
 

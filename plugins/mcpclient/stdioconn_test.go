@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/harness-go/harness/host/secret"
-	"github.com/harness-go/harness/internal/hosttest"
 	"github.com/harness-go/harness/internal/jsonrpc"
 	"github.com/harness-go/harness/internal/proc"
-	"github.com/harness-go/harness/internal/testlog"
+	"github.com/harness-go/harness/internal/testkit/hosttest"
+	"github.com/harness-go/harness/internal/testkit/testlog"
 )
 
 // The stdio transport on its own, against servers written as shell scripts:

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/harness-go/harness/internal/mcptest"
+	"github.com/harness-go/harness/internal/testkit/mcptest"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"

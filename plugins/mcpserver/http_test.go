@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/harness-go/harness/internal/loop"
-	"github.com/harness-go/harness/internal/mcptest"
+	"github.com/harness-go/harness/internal/testkit/mcptest"
 )
 
 // httpRig serves r's gateway over HTTP on a loopback port.

@@ -20,7 +20,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/harness-go/harness/internal/testlog"
+	"github.com/harness-go/harness/internal/testkit/testlog"
 	"github.com/harness-go/harness/plugins/tools"
 )
 

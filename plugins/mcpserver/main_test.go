@@ -14,7 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/harness-go/harness/fiber"
-	"github.com/harness-go/harness/internal/testlog"
+	"github.com/harness-go/harness/internal/testkit/testlog"
 	"github.com/harness-go/harness/plugins/tools"
 )
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/harness-go/harness/host"
-	"github.com/harness-go/harness/internal/hosttest"
+	"github.com/harness-go/harness/internal/testkit/hosttest"
 )
 
 func TestKindServesTheHostsTools(t *testing.T) {

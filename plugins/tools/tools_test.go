@@ -18,7 +18,7 @@ import (
 
 	"github.com/harness-go/harness/fiber"
 	"github.com/harness-go/harness/host"
-	"github.com/harness-go/harness/internal/testlog"
+	"github.com/harness-go/harness/internal/testkit/testlog"
 	"github.com/harness-go/harness/plugins/tools"
 )
 

@@ -19,8 +19,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/harness-go/harness/fiber"
-	"github.com/harness-go/harness/internal/fakellm"
-	"github.com/harness-go/harness/internal/hosttest"
+	"github.com/harness-go/harness/internal/testkit/fakellm"
+	"github.com/harness-go/harness/internal/testkit/hosttest"
 	"github.com/harness-go/harness/plugins/agent"
 	"github.com/harness-go/harness/plugins/tools"
 

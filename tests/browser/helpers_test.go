@@ -16,7 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"github.com/harness-go/harness/internal/proctest"
+	"github.com/harness-go/harness/internal/testkit/proctest"
 )
 
 // waitTimeout bounds one wait for the page or the harness: far above what

@@ -11,7 +11,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
-	"github.com/harness-go/harness/internal/fakellm"
+	"github.com/harness-go/harness/internal/testkit/fakellm"
 )
 
 const echoEntry = `- id: echo

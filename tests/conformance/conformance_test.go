@@ -29,7 +29,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harness-go/harness/internal/npmtest"
+	"github.com/harness-go/harness/internal/testkit/npmtest"
 )
 
 // The client scenarios of the suite at each revision: each must pass with

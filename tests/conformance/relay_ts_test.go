@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harness-go/harness/internal/npmtest"
+	"github.com/harness-go/harness/internal/testkit/npmtest"
 )
 
 // The TypeScript SDK's client (the pinned @modelcontextprotocol/sdk,

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harness-go/harness/internal/npmtest"
+	"github.com/harness-go/harness/internal/testkit/npmtest"
 )
 
 // serverRuns are the runs of the suite's server leg against the gateway:

@@ -1,7 +1,7 @@
 package e2e
 
 // The agent through the binary: `harness ask` and the console's plain
-// lines, against our fake OpenAI-compatible server (internal/fakellm, in
+// lines, against our fake OpenAI-compatible server (internal/testkit/fakellm, in
 // this test process) with real MCP servers as the tools — our fixture and
 // server-everything — and against @dwmkerr/mock-llm from npm. No test
 // talks to a real model API (environ drops DEEPSEEK_API_KEY).
@@ -18,9 +18,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harness-go/harness/internal/fakellm"
-	"github.com/harness-go/harness/internal/npmtest"
-	"github.com/harness-go/harness/internal/proctest"
+	"github.com/harness-go/harness/internal/testkit/fakellm"
+	"github.com/harness-go/harness/internal/testkit/npmtest"
+	"github.com/harness-go/harness/internal/testkit/proctest"
 )
 
 // agentEntry is a cordis.yml entry for an agent at url.

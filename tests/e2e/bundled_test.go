@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harness-go/harness/internal/fakellm"
+	"github.com/harness-go/harness/internal/testkit/fakellm"
 )
 
 func TestBundledConfig(t *testing.T) {

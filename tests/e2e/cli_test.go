@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harness-go/harness/internal/fixture"
+	"github.com/harness-go/harness/internal/testkit/fixture"
 )
 
 // echoEntry is the native echo plugin (tools echo and clock).

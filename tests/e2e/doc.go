@@ -9,6 +9,6 @@
 // a pipe and wait for expected lines with a deadline, never for a fixed time.
 //
 // The tests against the pinned npm MCP servers install them through
-// internal/npmtest: without node and npm they skip, and with CI=true they
+// internal/testkit/npmtest: without node and npm they skip, and with CI=true they
 // fail instead.
 package e2e

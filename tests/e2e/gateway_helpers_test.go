@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harness-go/harness/internal/npmtest"
-	"github.com/harness-go/harness/internal/proctest"
+	"github.com/harness-go/harness/internal/testkit/npmtest"
+	"github.com/harness-go/harness/internal/testkit/proctest"
 	"github.com/mark3labs/mcp-go/client/transport"
 )
 
@@ -30,7 +30,7 @@ type tsClient struct {
 }
 
 // startTS starts the TypeScript client (node and the pinned SDK from
-// internal/npmtest: without them the test skips, in CI it fails).
+// internal/testkit/npmtest: without them the test skips, in CI it fails).
 func startTS(t *testing.T) *tsClient {
 	t.Helper()
 	npm := npmtest.Dir(t)

@@ -17,10 +17,10 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/harness-go/harness/internal/fixture"
-	"github.com/harness-go/harness/internal/mcptest"
-	"github.com/harness-go/harness/internal/npmtest"
-	"github.com/harness-go/harness/internal/proctest"
+	"github.com/harness-go/harness/internal/testkit/fixture"
+	"github.com/harness-go/harness/internal/testkit/mcptest"
+	"github.com/harness-go/harness/internal/testkit/npmtest"
+	"github.com/harness-go/harness/internal/testkit/proctest"
 )
 
 // The gateway through the TypeScript SDK's client, over stdio and HTTP:

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harness-go/harness/internal/proctest"
+	"github.com/harness-go/harness/internal/testkit/proctest"
 )
 
 // The binaries TestMain builds, and the module root they come from.
@@ -53,7 +53,7 @@ func testMain(m *testing.M) int {
 }
 
 // printed is the sweep of the package: every secret made with secret(),
-// every output of a harness process (internal/proctest.Sweep).
+// every output of a harness process (internal/testkit/proctest.Sweep).
 var printed proctest.Sweep
 
 // buildBinaries builds the harness (with -race when the tests run with it)

@@ -15,10 +15,10 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/harness-go/harness/internal/fixture"
-	"github.com/harness-go/harness/internal/hosttest"
-	"github.com/harness-go/harness/internal/npmtest"
-	"github.com/harness-go/harness/internal/proctest"
+	"github.com/harness-go/harness/internal/testkit/fixture"
+	"github.com/harness-go/harness/internal/testkit/hosttest"
+	"github.com/harness-go/harness/internal/testkit/npmtest"
+	"github.com/harness-go/harness/internal/testkit/proctest"
 )
 
 // jsonArg encodes v as a command-line JSON argument.

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harness-go/harness/internal/npmtest"
-	"github.com/harness-go/harness/internal/oauthtest"
+	"github.com/harness-go/harness/internal/testkit/npmtest"
+	"github.com/harness-go/harness/internal/testkit/oauthtest"
 )
 
 // startSDKOAuthExample starts the TypeScript SDK's example server with its

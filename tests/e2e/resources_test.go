@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harness-go/harness/internal/fakellm"
-	"github.com/harness-go/harness/internal/npmtest"
+	"github.com/harness-go/harness/internal/testkit/fakellm"
+	"github.com/harness-go/harness/internal/testkit/npmtest"
 )
 
 // checkEverythingResources runs what every transport of server-everything

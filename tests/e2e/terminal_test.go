@@ -18,7 +18,7 @@ import (
 
 	"github.com/creack/pty"
 
-	"github.com/harness-go/harness/internal/proctest"
+	"github.com/harness-go/harness/internal/testkit/proctest"
 )
 
 // ttySession is `harness run` on a pseudo-terminal: stdin, stdout and

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harness-go/harness/internal/proctest"
+	"github.com/harness-go/harness/internal/testkit/proctest"
 )
 
 // waitTimeout bounds one wait for an expected line or event: far above any

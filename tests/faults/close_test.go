@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harness-go/harness/internal/proctest"
+	"github.com/harness-go/harness/internal/testkit/proctest"
 )
 
 // stubbornArgs make a fixture that ignores SIGTERM and the end of its

@@ -11,7 +11,7 @@
 //     harness as a whole: signals, --wait bounds, processes gone after exit,
 //     configuration edits under load, memory of the process;
 //   - in-process tests with host.New, the tools service and the mcp-client
-//     plugin against the fixture server (internal/fixture), where that is
+//     plugin against the fixture server (internal/testkit/fixture), where that is
 //     cheaper and lets a test look inside.
 //
 // TestMain builds cmd/harness (with -race when the tests run with it, so a

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/harness-go/harness/host"
-	"github.com/harness-go/harness/internal/fixture"
+	"github.com/harness-go/harness/internal/testkit/fixture"
 )
 
 func TestHTTPFaultsThroughTheBinary(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/harness-go/harness/internal/proctest"
+	"github.com/harness-go/harness/internal/testkit/proctest"
 )
 
 // The binaries TestMain builds.
@@ -82,5 +82,5 @@ func testMain(m *testing.M) int {
 }
 
 // printed is the sweep of the package: every secret made with
-// secretValue, every output of a harness process (internal/proctest.Sweep).
+// secretValue, every output of a harness process (internal/testkit/proctest.Sweep).
 var printed proctest.Sweep

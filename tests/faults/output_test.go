@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/harness-go/harness/host"
-	"github.com/harness-go/harness/internal/fixture"
+	"github.com/harness-go/harness/internal/testkit/fixture"
 	"github.com/harness-go/harness/plugins/mcpclient"
 )
 

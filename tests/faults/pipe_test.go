@@ -8,7 +8,7 @@ package faults
 // normal shutdown — a one-shot command, and the console with its stdin
 // still open.
 //
-// Elsewhere: TestBrokenStdoutShutsDown (internal/cli) covers every command
+// Elsewhere: TestBrokenStdoutShutsDown (harnesscmd/internal/cli) covers every command
 // in-process.
 
 import (
@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harness-go/harness/internal/proctest"
+	"github.com/harness-go/harness/internal/testkit/proctest"
 )
 
 func TestBrokenStdoutStopsEverything(t *testing.T) {

@@ -9,11 +9,11 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/harness-go/harness/internal/proctest"
+	"github.com/harness-go/harness/internal/testkit/proctest"
 )
 
 // Processes the tests did not start themselves are checked through /proc
-// (internal/proctest: Dead, WaitDead, WaitProc, Mentioning), with a
+// (internal/testkit/proctest: Dead, WaitDead, WaitProc, Mentioning), with a
 // deadline: that is the only polling in this package.
 
 // reaped is a check for proctest.WaitProc: the process does not exist at

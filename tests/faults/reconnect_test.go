@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/harness-go/harness/host"
-	"github.com/harness-go/harness/internal/proctest"
+	"github.com/harness-go/harness/internal/testkit/proctest"
 	"github.com/harness-go/harness/plugins/mcpclient"
 )
 

@@ -27,7 +27,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harness-go/harness/internal/fixture"
+	"github.com/harness-go/harness/internal/testkit/fixture"
 )
 
 // secretValue is a fresh random value with a recognisable prefix; the

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harness-go/harness/internal/proctest"
+	"github.com/harness-go/harness/internal/testkit/proctest"
 )
 
 func TestServeHTTPSignalCancelsTheCallInFlight(t *testing.T) {

@@ -9,7 +9,7 @@ package faults
 //
 // Elsewhere: TestConsoleSignals (tests/e2e) signals an idle console;
 // TestConsoleCtrlCCancelsTheCallOnATerminal and TestConsoleSignalInAPipeQuits
-// (internal/cli) in-process.
+// (harnesscmd/internal/cli) in-process.
 
 import (
 	"path/filepath"
@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harness-go/harness/internal/proctest"
+	"github.com/harness-go/harness/internal/testkit/proctest"
 )
 
 func TestSignals(t *testing.T) {

@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harness-go/harness/internal/proctest"
+	"github.com/harness-go/harness/internal/testkit/proctest"
 	"github.com/harness-go/harness/plugins/mcpclient"
 )
 

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harness-go/harness/internal/proctest"
+	"github.com/harness-go/harness/internal/testkit/proctest"
 )
 
 func TestStatusJSONWhileAServerIsDown(t *testing.T) {

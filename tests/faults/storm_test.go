@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harness-go/harness/internal/fixture"
+	"github.com/harness-go/harness/internal/testkit/fixture"
 )
 
 func TestListChangedStormDuringCalls(t *testing.T) {

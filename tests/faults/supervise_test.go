@@ -18,7 +18,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/harness-go/harness/internal/proctest"
+	"github.com/harness-go/harness/internal/testkit/proctest"
 )
 
 // either matches a line that any of the matchers matches.

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harness-go/harness/internal/fixture"
-	"github.com/harness-go/harness/internal/hosttest"
+	"github.com/harness-go/harness/internal/testkit/fixture"
+	"github.com/harness-go/harness/internal/testkit/hosttest"
 	"github.com/harness-go/harness/plugins/mcpclient"
 	"github.com/harness-go/harness/plugins/tools"
 

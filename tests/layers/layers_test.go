@@ -18,7 +18,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harness-go/harness/internal/proctest"
+	"github.com/harness-go/harness/internal/testkit/proctest"
 )
 
 const module = "github.com/harness-go/harness"
@@ -187,7 +187,7 @@ func TestImportsKeepToTheLayerTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	graph := moduleGraph(t, root)
-	for _, want := range []string{"fiber", "host", "plugins/mcpclient", "internal/cli", "harnesscmd"} {
+	for _, want := range []string{"fiber", "host", "plugins/mcpclient", "harnesscmd/internal/cli", "harnesscmd"} {
 		if _, ok := graph[want]; !ok {
 			t.Fatalf("go list did not list %s: %v", want, graph)
 		}
@@ -205,18 +205,18 @@ func TestCheck(t *testing.T) {
 		{label: "2 host", patterns: []string{"host", "host/secret"}, within: true},
 		{label: "5 plugins", patterns: []string{"plugins/a", "plugins/b"}},
 		{label: "6 app", patterns: []string{"cmd/..."}, within: true},
-		{label: "test support", patterns: []string{"internal/fixture", "tests/..."}, within: true, side: true},
+		{label: "test support", patterns: []string{"internal/testkit/fixture", "tests/..."}, within: true, side: true},
 	}
 	for _, c := range []struct {
 		name  string
 		graph map[string][]string
 		want  string // a substring of the one problem; "" for none
 	}{
-		{"down and within", map[string][]string{"host": {"fiber", "host/secret"}, "plugins/a": {"host"}, "cmd/x": {"plugins/a", "cmd/y"}, "cmd/y": {}, "tests/e2e": {"internal/fixture", "cmd/x"}}, ""},
+		{"down and within", map[string][]string{"host": {"fiber", "host/secret"}, "plugins/a": {"host"}, "cmd/x": {"plugins/a", "cmd/y"}, "cmd/y": {}, "tests/e2e": {"internal/testkit/fixture", "cmd/x"}}, ""},
 		{"an arrow pointing up", map[string][]string{"host": {"plugins/a"}, "plugins/a": {}}, "host (2 host) imports plugins/a (5 plugins): an arrow pointing up"},
 		{"a leaf importing a leaf", map[string][]string{"fiber": {"internal/safe"}, "internal/safe": {}}, "fiber imports internal/safe, of its own row (1 leaf)"},
 		{"a plugin importing a plugin", map[string][]string{"plugins/a": {"plugins/b"}, "plugins/b": {}}, "of its own row (5 plugins)"},
-		{"production importing test support", map[string][]string{"plugins/a": {"internal/fixture"}, "internal/fixture": {}}, "plugins/a (5 plugins) imports test support internal/fixture"},
+		{"production importing test support", map[string][]string{"plugins/a": {"internal/testkit/fixture"}, "internal/testkit/fixture": {}}, "plugins/a (5 plugins) imports test support internal/testkit/fixture"},
 		{"a package in no row", map[string][]string{"internal/new": {}}, "internal/new is in no row"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

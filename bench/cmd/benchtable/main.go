@@ -6,7 +6,7 @@
 //
 // It builds the fixture server, the harness binary and the pipe echo,
 // installs the pinned npm packages for the TypeScript SDK client if needed
-// (internal/npmtest), and takes about two minutes on a 2-core machine.
+// (internal/testkit/npmtest), and takes about two minutes on a 2-core machine.
 // Progress goes to stderr, the report to stdout. It exits 1 when a target
 // is missed.
 package main
@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/harness-go/harness/bench"
-	"github.com/harness-go/harness/internal/npmtest"
+	"github.com/harness-go/harness/internal/testkit/npmtest"
 )
 
 func main() { os.Exit(run()) }
@@ -101,7 +101,7 @@ func fail(err error) int {
 	return 1
 }
 
-// npmDir installs (or finds) the pinned npm packages with internal/npmtest,
+// npmDir installs (or finds) the pinned npm packages with internal/testkit/npmtest,
 // which reports through a testing.TB.
 func npmDir() (dir string, err error) {
 	t := &reporter{}

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/harness-go/harness/internal/toolgen"
+	"github.com/harness-go/harness/internal/testkit/toolgen"
 	"github.com/harness-go/harness/plugins/tools"
 )
 

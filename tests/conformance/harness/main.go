@@ -4,9 +4,7 @@
 package main
 
 import (
-	"os"
-
-	"github.com/harness-go/harness/internal/cli"
+	"github.com/harness-go/harness/harnesscmd"
 
 	_ "github.com/harness-go/harness/plugins/echo"
 	_ "github.com/harness-go/harness/plugins/mcpclient"
@@ -14,6 +12,4 @@ import (
 	_ "github.com/harness-go/harness/tests/conformance/servertools"
 )
 
-func main() {
-	os.Exit(cli.ProcessMain(os.Args[1:]))
-}
+func main() { harnesscmd.Main() }

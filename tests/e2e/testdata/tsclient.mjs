@@ -25,7 +25,7 @@
 //   {"op":"close"}                         → {"closed":true}
 //
 // A failure answers {"error":"…","code":…}. The SDK is imported from the
-// pinned install of tests/npm (internal/npmtest).
+// pinned install of tests/npm (internal/testkit/npmtest).
 import path from "node:path";
 import readline from "node:readline";
 import { pathToFileURL } from "node:url";

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/harness-go/harness/host"
-	"github.com/harness-go/harness/internal/hosttest"
+	"github.com/harness-go/harness/internal/testkit/hosttest"
 )
 
 // shaky is a test plugin that is ready, then goes reconnecting when its

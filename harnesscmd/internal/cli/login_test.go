@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harness-go/harness/internal/fixture"
-	"github.com/harness-go/harness/internal/oauthtest"
-	"github.com/harness-go/harness/internal/testlog"
+	"github.com/harness-go/harness/internal/testkit/fixture"
+	"github.com/harness-go/harness/internal/testkit/oauthtest"
+	"github.com/harness-go/harness/internal/testkit/testlog"
 )
 
 // The person's flow through the command line, against the test

@@ -1,7 +1,7 @@
 // Command covergate fails when statement coverage in a Go cover profile is
 // below a floor, per file or per package:
 //
-//	go run ./internal/covergate -profile cover.out \
+//	go run ./internal/testkit/covergate -profile cover.out \
 //	    -min plugins/mcpclient/naming.go=100 -min plugins/mcpclient=90
 //
 // A path names a file when it ends in .go, else a package directory; paths

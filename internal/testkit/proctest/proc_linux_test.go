@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harness-go/harness/internal/proctest"
+	"github.com/harness-go/harness/internal/testkit/proctest"
 )
 
 // A child of this test, found by its command line, seen running, then a

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harness-go/harness/internal/mcptest"
+	"github.com/harness-go/harness/internal/testkit/mcptest"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"

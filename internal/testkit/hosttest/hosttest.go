@@ -20,7 +20,7 @@ import (
 
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/host/jsexpr"
-	"github.com/harness-go/harness/internal/testlog"
+	"github.com/harness-go/harness/internal/testkit/testlog"
 	"github.com/harness-go/harness/plugins/prompts"
 	"github.com/harness-go/harness/plugins/resources"
 	"github.com/harness-go/harness/plugins/tools"

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harness-go/harness/internal/proctest"
+	"github.com/harness-go/harness/internal/testkit/proctest"
 )
 
 func TestSweep(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harness-go/harness/internal/proctest"
+	"github.com/harness-go/harness/internal/testkit/proctest"
 )
 
 // failures is a testing.TB that records what would fail the test.

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/harness-go/harness/fiber"
-	"github.com/harness-go/harness/internal/fakellm"
+	"github.com/harness-go/harness/internal/testkit/fakellm"
 	"github.com/harness-go/harness/plugins/prompts"
 	"github.com/harness-go/harness/plugins/resources"
 )

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harness-go/harness/internal/fakellm"
+	"github.com/harness-go/harness/internal/testkit/fakellm"
 	"github.com/harness-go/harness/plugins/agent"
 )
 

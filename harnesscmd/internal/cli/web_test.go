@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harness-go/harness/internal/proctest"
+	"github.com/harness-go/harness/internal/testkit/proctest"
 )
 
 func TestWebUsage(t *testing.T) {
