@@ -263,7 +263,8 @@ func problemLines(ps []host.Problem) []string {
 	return out
 }
 
-// seedsExample is DESIGN §5's cordis.yml, unchanged.
+// seedsExample is the two-entry cordis.yml of docs/rfc/0003-mcp-client.md
+// ("Kind and configuration"), unchanged.
 const seedsExample = hosttest.SeedsExample
 
 func TestSeedsExampleChecks(t *testing.T) {

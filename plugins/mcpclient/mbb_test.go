@@ -130,7 +130,8 @@ func TestMakeBeforeBreakNewInstanceHangs(t *testing.T) {
 
 // A call that waited through an outage is served by the instance an edit
 // started; a second edit soon after must let it finish there (it counts on
-// the instance that serves it, not the one it entered), DESIGN §16.2.
+// the instance that serves it, not the one it entered): docs/rfc/0003-mcp-client.md,
+// "Connections that survive", step 4.
 func TestMakeBeforeBreakTwiceWithAForwardedCall(t *testing.T) {
 	t.Parallel()
 	hx := newHarness(t)

@@ -14,7 +14,8 @@ var contract = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 func TestPublicNameVectors(t *testing.T) {
 	t.Parallel()
-	// DESIGN §7, every vector exactly.
+	// The vectors docs/rfc/0003-mcp-client.md ("Names") lists, every one
+	// exactly.
 	for _, tc := range []struct {
 		name, server, raw, want string
 	}{

@@ -198,7 +198,8 @@ func TestReconnectCountStartsAgain(t *testing.T) {
 
 // A server that crashes soon after every start is given up on: a
 // connection that comes up does not start the count again unless it stays
-// up maxDelayMs (DESIGN §13).
+// up maxDelayMs (docs/rfc/0003-mcp-client.md, "Connections that survive",
+// step 3).
 func TestReconnectCrashLoopGivesUp(t *testing.T) {
 	t.Parallel()
 	hx := newHarness(t)
@@ -237,7 +238,8 @@ func TestReconnectEditStartsTheCountAgain(t *testing.T) {
 
 // An edit while the server is down starts a successor beside the instance
 // that reconnects: the attempts hold while it starts (the edit supersedes
-// them). When it fails, the old instance's retries end too (DESIGN §16.1:
+// them). When it fails, the old instance's retries end too
+// (docs/rfc/0003-mcp-client.md, "Make before break and live settings":
 // they were for the configuration the edit replaced), and the entry fails
 // with the successor's error.
 func TestReconnectHoldsWhileASuccessorStarts(t *testing.T) {
