@@ -78,7 +78,7 @@ type failure struct {
 
 // classify turns the error of one attempt into the error of the turn.
 func (a *Agent) classify(ctx context.Context, err error) failure {
-	entry := fmt.Sprintf("agent entry %q", a.id)
+	entry := fmt.Sprintf("entry %q", a.id)
 	if errors.Is(err, errIdle) {
 		return failure{err: fmt.Errorf("%s: %w for %s (streamIdleTimeoutMs)", entry, ErrIdle, a.cfg.idleTimeout())}
 	}

@@ -46,7 +46,6 @@ package agent
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/plugins/resources"
@@ -137,15 +136,6 @@ func (s *Status) StatusLines() []string {
 
 // Validate checks the configuration.
 func (p *Plugin) Validate() error { return p.Config.Validate() }
-
-// KeyHowTo is the one line that tells a person how to give an agent its
-// key, naming the variables its apiKey reads (none: set apiKey).
-func KeyHowTo(id string, vars []string) string {
-	if len(vars) == 0 {
-		return fmt.Sprintf("agent entry %q has no API key: set apiKey in its entry in cordis.yml", id)
-	}
-	return fmt.Sprintf("agent entry %q has no API key: set %s (export %s=…) and run again", id, strings.Join(vars, " or "), vars[0])
-}
 
 // IsKeyMissing reports whether err is a turn refused for a missing key.
 func IsKeyMissing(err error) bool { return errors.Is(err, ErrNoKey) }

@@ -142,7 +142,7 @@ func (a *Agent) searchStep(conv *Conversation, set *toolSet) (stepTools, error) 
 	// the model cannot search for what it does not know exists.
 	list, n = withResourceTools(list, n, offered)
 	if n+1 > a.cfg.MaxTools {
-		return stepTools{}, fmt.Errorf("agent entry %q: %w: tool search would send %d always-loaded tools and search_tools, and the model takes at most %d (maxTools); narrow alwaysLoad or the MCP entries' alwaysLoad",
+		return stepTools{}, fmt.Errorf("entry %q: %w: tool search would send %d always-loaded tools and search_tools, and the model takes at most %d (maxTools)",
 			a.id, ErrTooManyTools, n, a.cfg.MaxTools)
 	}
 	b := make([]byte, 0, len(list)+len(set.def)+1)

@@ -44,7 +44,7 @@ func (a *Agent) Run(ctx context.Context, conv *Conversation, prompt string, emit
 		return u, err
 	}
 	if a.cfg.MissingKey() {
-		return fail(fmt.Errorf("agent entry %q: %w: %s needs one and %s", a.id, ErrNoKey, a.cfg.endpoint(), a.noKey()))
+		return fail(fmt.Errorf("entry %q: %w: %s needs one and %s", a.id, ErrNoKey, a.cfg.endpoint(), a.noKey()))
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -56,7 +56,7 @@ func (a *Agent) Run(ctx context.Context, conv *Conversation, prompt string, emit
 	conv.add(Message{Role: RoleUser, Content: prompt})
 	for step := 1; ; step++ {
 		if step > a.cfg.MaxSteps {
-			return fail(fmt.Errorf("agent entry %q: %w: the model made %d requests in this turn without answering (maxSteps)", a.id, ErrMaxSteps, a.cfg.MaxSteps))
+			return fail(fmt.Errorf("entry %q: %w: the model made %d requests in this turn without answering (maxSteps)", a.id, ErrMaxSteps, a.cfg.MaxSteps))
 		}
 		if size := a.messageBytes(conv); size > a.cfg.MaxConversationBytes {
 			keepSeen(conv, mark, nil)
@@ -132,7 +132,7 @@ func (a *Agent) conversationTooLarge(what string, size int, after string) error 
 	if have == most { // rounded alike: say how far apart
 		have, most = strconv.Itoa(size)+" bytes", strconv.Itoa(a.cfg.MaxConversationBytes)+" bytes"
 	}
-	return fmt.Errorf("agent entry %q: %w: %s %s of messages, more than maxConversationBytes (%s)%s; start a new conversation (/new in the console) or raise maxConversationBytes",
+	return fmt.Errorf("entry %q: %w: %s %s of messages, more than maxConversationBytes (%s)%s",
 		a.id, ErrConversationTooLarge, what, have, most, after)
 }
 
@@ -148,14 +148,7 @@ func byteSize(n int) string {
 }
 
 func (a *Agent) tooManyTools(n int) error {
-	how := "set enabledTools or disabledTools in the agent's entry (patterns of public names), or narrow the MCP entries with their own enabledTools/disabledTools"
-	if a.cfg.filtered() {
-		how = "narrow the agent's enabledTools/disabledTools further, or the MCP entries' own"
-	}
-	if a.cfg.ToolSearch == ToolSearchOff {
-		how += "; or set toolSearch: auto, which sends only search_tools and the tools it finds"
-	}
-	return fmt.Errorf("agent entry %q: %w: %d tools would be sent and the model takes at most %d (maxTools); %s", a.id, ErrTooManyTools, n, a.cfg.MaxTools, how)
+	return fmt.Errorf("entry %q: %w: %d tools would be sent and the model takes at most %d (maxTools)", a.id, ErrTooManyTools, n, a.cfg.MaxTools)
 }
 
 // body encodes one request: the messages from the cache of each, the tools

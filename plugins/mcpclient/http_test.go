@@ -280,7 +280,7 @@ func TestHTTPFixtureWithoutTheRequiredHeader(t *testing.T) {
 	p := fixturePeer(t, fixture.Options{RequireHeaders: []string{"Authorization: Bearer right"}})
 	hx := newHarness(t)
 	hx.mustLoad(yml(httpEntry("w", "web", p.URL, map[string]any{"headers": map[string]string{"Authorization": "Bearer wrong-token"}})))
-	e := hx.wantState("w", host.Failed, "connect: mcp-client(web): initialize:")
+	e := hx.wantState("w", host.Failed, "connect: initialize:")
 	if strings.Contains(e.Error, "wrong-token") || strings.Contains(hx.Log.String(), "wrong-token") {
 		t.Fatalf("the token shows: %q", e.Error)
 	}
@@ -369,7 +369,7 @@ func TestHTTPFixtureFaults(t *testing.T) {
 		srv.Close()
 		hx := newHarness(t)
 		hx.mustLoad(yml(httpEntry("w", "web", url, nil)))
-		hx.wantState("w", host.Failed, "connect: mcp-client(web): initialize:")
+		hx.wantState("w", host.Failed, "connect: initialize:")
 	})
 }
 

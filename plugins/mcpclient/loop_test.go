@@ -52,7 +52,7 @@ func TestHTTPLoops(t *testing.T) {
 		{
 			name:  "this harness itself",
 			info:  func(self *loop.Self) map[string]any { return map[string]any{"id": self.ID, "reach": []string{self.ID}} },
-			wants: "mcp-client(gw): harness loop: the server is this harness's own gateway",
+			wants: "harness loop: the server is this harness's own gateway",
 		},
 		{
 			name: "a harness that reaches back",

@@ -269,7 +269,9 @@ func (a *entryAuth) poll() time.Duration {
 	return 500 * time.Millisecond
 }
 
-// NeedsLoginError is the error of an entry whose server wants a login.
+// NeedsLoginError is the error of an entry whose server wants a login. It
+// says why, not what to run: a front names its own command
+// (docs/rfc/0001-host.md, "Messages").
 type NeedsLoginError struct {
 	Server string // serverName
 	Entry  string // the entry's id
@@ -277,7 +279,7 @@ type NeedsLoginError struct {
 }
 
 func (e *NeedsLoginError) Error() string {
-	return fmt.Sprintf("mcp-client(%s): the server needs a login: run `harness login %s` (%s)", e.Server, e.Entry, e.Reason)
+	return fmt.Sprintf("the server needs a login (%s)", e.Reason)
 }
 
 func (e *NeedsLoginError) Is(target error) bool { return target == oauth.ErrNoLogin }

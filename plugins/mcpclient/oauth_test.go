@@ -58,8 +58,8 @@ func loginInto(t *testing.T, dir, server string) *oauth.Record {
 }
 
 // An entry whose server asks for a login is needs-login: settled, no
-// tools, the command named, for status and for a call; nothing opens a
-// browser. A login made elsewhere into the shared store is picked up: the
+// tools; a call tells the model the command a person runs; nothing opens
+// a browser. A login made elsewhere into the shared store is picked up: the
 // entry connects and its tools appear. When the refresh token is refused
 // later, the tools go and the entry needs a login again; a logout leaves it
 // there.
@@ -71,7 +71,7 @@ func TestNeedsLoginThenLogin(t *testing.T) {
 	SetOAuthOptions(hx.H, OAuthOptions{StoreDir: dir, Poll: 20 * time.Millisecond})
 	hx.mustLoad(yml(httpEntry("web", "web", url, nil)))
 
-	e := hx.wantState("web", host.NeedsLogin, "harness login web", "needs a login")
+	e := hx.wantState("web", host.NeedsLogin, "the server needs a login")
 	if !e.Settled {
 		t.Fatal("needs-login is not settled")
 	}
@@ -86,12 +86,12 @@ func TestNeedsLoginThenLogin(t *testing.T) {
 	// A reload of the entry (an edit, then a restart) opens nothing and
 	// says what to run, again.
 	hx.mustLoad(yml(httpEntry("web", "web", url, map[string]any{"startupTimeoutMs": 9000})))
-	hx.wantState("web", host.NeedsLogin, "harness login web")
+	hx.wantState("web", host.NeedsLogin, "the server needs a login")
 	if err := hx.H.Restart(context.Background(), "web"); err != nil {
 		t.Fatal(err)
 	}
 	hx.settle()
-	hx.wantState("web", host.NeedsLogin, "harness login web")
+	hx.wantState("web", host.NeedsLogin, "the server needs a login")
 	if as.Count("authorize") != 0 || as.Count("register") != 0 {
 		t.Fatalf("a reload went to the authorization server: %d authorizations, %d registrations", as.Count("authorize"), as.Count("register"))
 	}

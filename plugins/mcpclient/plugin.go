@@ -41,6 +41,7 @@ package mcpclient
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -130,7 +131,7 @@ func (r *reservations) reserve(name, entry string, s *supervisor) error {
 	defer r.mu.Unlock()
 	c := r.claims[name]
 	if c != nil && c.entry != entry {
-		return fmt.Errorf("mcp-client: serverName %q is already in use by another mcp-client instance — pick a unique serverName in cordis.yml", name)
+		return fmt.Errorf("serverName %q is already in use by entry %q", name, c.entry)
 	}
 	if c == nil {
 		c = &claim{entry: entry, holders: map[*supervisor]bool{}}
@@ -186,11 +187,11 @@ func (p *Plugin) Apply(ctx *host.Context) error {
 		}
 	}
 	if s.auth, err = newEntryAuth(ctx, &cfg); err != nil {
-		return fmt.Errorf("mcp-client(%s): %w", cfg.ServerName, err)
+		return err
 	}
 	if cfg.Transport == TransportStdio {
 		if s.spawn, err = spawnerOf(ctx); err != nil {
-			return fmt.Errorf("mcp-client(%s): %w", cfg.ServerName, err)
+			return err
 		}
 	}
 	res := ctx.Shared(reservationsKey{}, func() any { return &reservations{claims: map[string]*claim{}} }).(*reservations)
@@ -221,7 +222,7 @@ func (p *Plugin) Apply(ctx *host.Context) error {
 func (p *Plugin) TakeOver(pred host.Plugin) error {
 	s := p.sup.Load()
 	if s == nil {
-		return fmt.Errorf("mcp-client(%s): not applied", p.ServerName)
+		return errors.New("not applied")
 	}
 	var old *supervisor
 	if pp, ok := pred.(*Plugin); ok {
@@ -245,7 +246,7 @@ func (p *Plugin) Reconfigure(next host.Plugin) error {
 	n, ok := next.(*Plugin)
 	s := p.sup.Load()
 	if !ok || s == nil {
-		return fmt.Errorf("mcp-client: cannot reconfigure")
+		return errors.New("cannot reconfigure")
 	}
 	return s.reconfigure(&n.Config)
 }

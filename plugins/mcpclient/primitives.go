@@ -138,7 +138,7 @@ func (s *supervisor) swapExtrasLocked(pred *supervisor, x *extras) {
 	if x.res != nil && (pred != nil || oldRes == nil || oldResDigest != x.resDigest) {
 		set, err := s.resReg.Replace(fib, oldRes, *x.res)
 		if err != nil {
-			s.log.Error(fmt.Sprintf("mcp-client(%s): resource registration failed, no resources registered: %v", s.server, err))
+			s.log.Error("resource registration failed, no resources registered", "err", err)
 		} else {
 			s.log.Info("resources registered", "resources", len(x.res.Resources), "templates", len(x.res.Templates))
 		}
@@ -154,7 +154,7 @@ func (s *supervisor) swapExtrasLocked(pred *supervisor, x *extras) {
 	if x.promptsListed && (pred != nil || oldPrompts == nil || oldPromptDigest != x.promptDigest) {
 		set, err := s.promptReg.Replace(fib, oldPrompts, x.prompts...)
 		if err != nil {
-			s.log.Error(fmt.Sprintf("mcp-client(%s): prompt registration failed, no prompts registered: %v", s.server, err))
+			s.log.Error("prompt registration failed, no prompts registered", "err", err)
 		} else {
 			s.log.Info("prompts registered", "count", len(x.prompts))
 		}
@@ -206,15 +206,15 @@ func (s *supervisor) promptBatch(list []rawPrompt) ([]prompts.Prompt, error) {
 	out := make([]prompts.Prompt, 0, len(list))
 	for _, p := range list {
 		if p.Name == "" {
-			return nil, fmt.Errorf("mcp-client(%s): server listed a prompt without a name — invalid prompt list", s.server)
+			return nil, errors.New("invalid prompt list: the server listed a prompt without a name")
 		}
 		if seen[p.Name] {
-			return nil, fmt.Errorf("mcp-client(%s): server listed prompt %q more than once — invalid prompt list", s.server, p.Name)
+			return nil, fmt.Errorf("invalid prompt list: the server listed prompt %q more than once", p.Name)
 		}
 		seen[p.Name] = true
 		public := prompts.PublicName(s.server, p.Name)
 		if other, dup := byPublic[public]; dup {
-			return nil, fmt.Errorf("mcp-client(%s): server listed prompts %q and %q, which both become %q — invalid prompt list", s.server, other, p.Name, public)
+			return nil, fmt.Errorf("invalid prompt list: the server listed prompts %q and %q, which both become %q", other, p.Name, public)
 		}
 		byPublic[public] = p.Name
 		raw := p.Name

@@ -150,7 +150,7 @@ func TestReconnectStatus(t *testing.T) {
 	})
 	e := hx.Entry("a")
 	st := hx.status("a")
-	if !e.Settled || !strings.Contains(e.Error, "mcp-client(srv): attempt ") || !strings.Contains(e.Error, "/1000 failed: ") || st.MaxAttempts != 1000 ||
+	if !e.Settled || !strings.Contains(e.Error, "attempt ") || !strings.Contains(e.Error, "/1000 failed: ") || st.MaxAttempts != 1000 ||
 		!strings.Contains(st.LastError, "exited with status 4") || st.ToolCount != 2 {
 		t.Fatalf("entry %+v\nstatus %+v", e, st)
 	}
@@ -266,7 +266,7 @@ func TestReconnectHoldsWhileASuccessorStarts(t *testing.T) {
 			continue
 		}
 		var n int
-		if _, err := fmt.Sscanf(ev.Reason(), "mcp-client(srv): attempt %d/", &n); err == nil {
+		if _, err := fmt.Sscanf(ev.Reason(), "attempt %d/", &n); err == nil {
 			last = max(last, n)
 		}
 		if ev.State == host.Failed {

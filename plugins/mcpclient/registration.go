@@ -111,7 +111,7 @@ func (s *supervisor) syncLocked(list []rawTool) error {
 		if !errors.Is(err, tools.ErrConflict) {
 			return err // the instance is being disposed
 		}
-		err = fmt.Errorf("mcp-client(%s): tool registration failed, no tools registered: %w", s.server, err)
+		err = fmt.Errorf("tool registration failed, no tools registered: %w", err)
 		s.log.Error(err.Error())
 		return err
 	}
@@ -137,15 +137,15 @@ func (s *supervisor) generation(list []rawTool) (*generation, error) {
 	var leftOut map[string]string
 	for _, t := range list {
 		if t.Name == "" {
-			return nil, fmt.Errorf("mcp-client(%s): server listed a tool without a name — invalid tool list", server)
+			return nil, errors.New("invalid tool list: the server listed a tool without a name")
 		}
 		if byRaw[t.Name] {
-			return nil, fmt.Errorf("mcp-client(%s): server listed tool %q more than once — invalid tool list", server, t.Name)
+			return nil, fmt.Errorf("invalid tool list: the server listed tool %q more than once", t.Name)
 		}
 		byRaw[t.Name] = true
 		public := PublicName(server, t.Name)
 		if other, dup := byPublic[public]; dup {
-			return nil, fmt.Errorf("mcp-client(%s): server listed tools %q and %q, which both become %q — invalid tool list", server, other, t.Name, public)
+			return nil, fmt.Errorf("invalid tool list: the server listed tools %q and %q, which both become %q", other, t.Name, public)
 		}
 		byPublic[public] = t.Name
 		if !cfg.exposes(t.Name) {
@@ -196,7 +196,7 @@ func (s *supervisor) takeOver(pred *supervisor) error {
 	gen := s.staged
 	s.mu.Unlock()
 	if gen == nil {
-		return fmt.Errorf("mcp-client(%s): nothing listed to take over with", s.server)
+		return errors.New("nothing listed to take over with")
 	}
 	var old *tools.Set
 	if pred != nil {
@@ -213,7 +213,7 @@ func (s *supervisor) takeOver(pred *supervisor) error {
 	}
 	set, err := s.reg.Replace(s.ctx.Fiber(), old, gen.batch...)
 	if err != nil {
-		return fmt.Errorf("mcp-client(%s): tool registration failed, no tools registered: %w", s.server, err)
+		return fmt.Errorf("tool registration failed, no tools registered: %w", err)
 	}
 	gen.set = set
 	s.mu.Lock()

@@ -84,19 +84,19 @@ func TestListingProblems(t *testing.T) {
 		want string
 	}{
 		{"not a tool list", func(string) string { return `"nope"` },
-			"connect: mcp-client(raw): tools/list: the result is not a tool list: json: cannot unmarshal string into Go value of type struct"},
+			"connect: tools/list: the result is not a tool list: json: cannot unmarshal string into Go value of type struct"},
 		{"a tool that is not an object", func(string) string { return `{"tools":[{"name":"ok"},42]}` },
-			"connect: mcp-client(raw): tools/list: tool 1 of page 1: json: cannot unmarshal number into Go value of type mcpclient.rawTool"},
+			"connect: tools/list: tool 1 of page 1: json: cannot unmarshal number into Go value of type mcpclient.rawTool"},
 		{"a JSON-RPC error", func(string) string { return `error:{"code":-32000,"message":"listing is broken"}` },
-			"connect: mcp-client(raw): tools/list: listing is broken (JSON-RPC error -32000)"},
+			"connect: tools/list: listing is broken (JSON-RPC error -32000)"},
 		{"a tool without a name", func(string) string { return `{"tools":[{"name":"ok"},{"description":"nameless"}]}` },
-			"connect: mcp-client(raw): server listed a tool without a name — invalid tool list"},
+			"connect: invalid tool list: the server listed a tool without a name"},
 		{"a repeated cursor", func(cursor string) string {
 			return `{"tools":[],"nextCursor":"same"}`
-		}, `connect: mcp-client(raw): tools/list: the server repeated cursor "same"`},
+		}, `connect: tools/list: the server repeated cursor "same"`},
 		{"pages without end", func(cursor string) string {
 			return fmt.Sprintf(`{"tools":[],"nextCursor":"after-%s"}`, cursor)
-		}, "connect: mcp-client(raw): tools/list: more than 1000 pages"},
+		}, "connect: tools/list: more than 1000 pages"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -198,7 +198,7 @@ func TestAutoFallsBackToDiscover(t *testing.T) {
 	q, _ := mcpgoPeer(t)
 	q.noInit.Store(1)
 	hx.mustLoad(yml(httpEntry("l", "legacy", q.URL, map[string]any{"protocol": ProtocolLegacy})))
-	hx.wantState("l", host.Failed, "connect: mcp-client(legacy): initialize:", "Method not found: initialize")
+	hx.wantState("l", host.Failed, "connect: initialize:", "Method not found: initialize")
 }
 
 func TestModernPagination(t *testing.T) {

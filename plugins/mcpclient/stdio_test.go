@@ -169,11 +169,11 @@ func TestStdioInvalidListing(t *testing.T) {
 		want         string
 	}{
 		{"a tool listed twice", "srv", []string{"--duplicate", "echo"},
-			`mcp-client(srv): server listed tool "echo" more than once — invalid tool list`},
+			`invalid tool list: the server listed tool "echo" more than once`},
 		{"a dotted tool listed twice", "srv", []string{"--duplicate", "admin.reset"},
-			`mcp-client(srv): server listed tool "admin.reset" more than once — invalid tool list`},
+			`invalid tool list: the server listed tool "admin.reset" more than once`},
 		{"two raw names, one public name", "gh", []string{"--raw-name", "a.b", "--raw-name", "a_b_506b5e9b51cb"},
-			`mcp-client(gh): server listed tools "a.b" and "a_b_506b5e9b51cb", which both become "mcp__gh__a_b_506b5e9b51cb" — invalid tool list`},
+			`invalid tool list: the server listed tools "a.b" and "a_b_506b5e9b51cb", which both become "mcp__gh__a_b_506b5e9b51cb"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -256,10 +256,10 @@ func TestStdioFailedResyncKeepsThePreviousGeneration(t *testing.T) {
 		after        []string
 	}{
 		{"a name listed twice", "srv", []string{"--only", "echo,set_tools,listings", "--duplicate", "fresh"},
-			`{"add":["fresh"]}`, `mcp-client(srv): server listed tool "fresh" more than once — invalid tool list`,
+			`{"add":["fresh"]}`, `invalid tool list: the server listed tool "fresh" more than once`,
 			`{"remove":["fresh"],"add":["other"]}`, []string{"mcp__srv__echo", "mcp__srv__listings", "mcp__srv__other", "mcp__srv__set_tools"}},
 		{"a collision", "gh", []string{"--only", "echo,set_tools,listings"},
-			`{"add":["a.b","a_b_506b5e9b51cb"]}`, `mcp-client(gh): server listed tools "a.b" and "a_b_506b5e9b51cb", which both become "mcp__gh__a_b_506b5e9b51cb" — invalid tool list`,
+			`{"add":["a.b","a_b_506b5e9b51cb"]}`, `invalid tool list: the server listed tools "a.b" and "a_b_506b5e9b51cb", which both become "mcp__gh__a_b_506b5e9b51cb"`,
 			`{"remove":["a_b_506b5e9b51cb"]}`, []string{"mcp__gh__a_b_506b5e9b51cb", "mcp__gh__echo", "mcp__gh__listings", "mcp__gh__set_tools"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -391,7 +391,7 @@ func TestStdioSquatting(t *testing.T) {
 		hx := newHarness(t)
 		native(t, hx.Tools, "mcp__srv__echo")
 		hx.mustLoad(yml(hx.stdio("a", "srv", nil, "--only", "echo,add,multi")))
-		want := `mcp-client(srv): tool registration failed, no tools registered: tool "mcp__srv__echo" is already registered`
+		want := `tool registration failed, no tools registered: tool "mcp__srv__echo" is already registered`
 		e := hx.wantState("a", host.Failed)
 		if e.Error != "connect: "+want {
 			t.Fatalf("error %q, want %q", e.Error, "connect: "+want)
@@ -411,7 +411,7 @@ func TestStdioSquatting(t *testing.T) {
 		hx.wantNames("mcp__", "mcp__srv__echo", "mcp__srv__set_tools")
 		native(t, hx.Tools, "mcp__srv__fresh")
 		hx.Call("mcp__srv__set_tools", `{"add":["fresh"]}`)
-		want := `mcp-client(srv): tool registration failed, no tools registered: tool "mcp__srv__fresh" is already registered`
+		want := `tool registration failed, no tools registered: tool "mcp__srv__fresh" is already registered`
 		hx.Logs.Wait(t, waitTimeout, "the rollback", 1, msg("a", want))
 		// The seeds: the whole generation rolls back, never a partial set.
 		if got := hx.Tools.Names(); !slices.Equal(got, []string{"mcp__srv__fresh"}) {
@@ -452,7 +452,7 @@ func TestStdioServerNameReservation(t *testing.T) {
 	hx.mustLoad(yml(a, b))
 	hx.wantState("a", host.Ready)
 	e := hx.wantState("b", host.Failed)
-	const want = `apply: mcp-client: serverName "srv" is already in use by another mcp-client instance — pick a unique serverName in cordis.yml`
+	const want = `apply: serverName "srv" is already in use by entry "a"`
 	if e.Error != want {
 		t.Fatalf("error %q, want %q", e.Error, want)
 	}
@@ -561,7 +561,7 @@ func TestStdioCrashMidCall(t *testing.T) {
 		t.Fatalf("the crash was answered after %s", took)
 	}
 	e := hx.waitState("a", host.Failed)
-	const want = "mcp-client(srv): connection lost: the server exited with status 7; last stderr: boom: disk on fire"
+	const want = "connection lost: the server exited with status 7; last stderr: boom: disk on fire"
 	if e.Error != want {
 		t.Fatalf("error %q, want %q", e.Error, want)
 	}
@@ -717,9 +717,9 @@ func TestStdioCommandLookup(t *testing.T) {
 		hx.stdio("not-executable", "noexec", map[string]any{"command": "./bin/not-executable", "cwd": "."}),
 		hx.stdio("garbage", "garbage", map[string]any{"command": "./bin/garbage", "cwd": "."}),
 	))
-	hx.wantState("garbage", host.Failed, "connect: mcp-client(garbage): start ./bin/garbage: ", "exec format error")
+	hx.wantState("garbage", host.Failed, "connect: start ./bin/garbage: ", "exec format error")
 	hx.wantState("relative", host.Ready)
-	hx.wantState("missing", host.Failed, `connect: mcp-client(missing): command "no-such-mcp-server-anywhere" not found in PATH`)
+	hx.wantState("missing", host.Failed, `connect: command "no-such-mcp-server-anywhere" not found in PATH`)
 	hx.wantState("directory", host.Failed, "is a directory")
 	hx.wantState("not-executable", host.Failed, "permission denied")
 	if st := hx.status("missing"); st.Phase != "failed" {
@@ -737,19 +737,19 @@ func TestStdioStartupFailures(t *testing.T) {
 		within time.Duration
 	}{
 		{"exit during initialize", nil, []string{"--exit-on", "initialize"},
-			[]string{"connect: mcp-client(srv): initialize: connection lost: the server exited with status 3; last stderr: mcpfixture: received initialize, exiting with status 3 (--exit-on)"}, 5 * time.Second},
+			[]string{"connect: initialize: connection lost: the server exited with status 3; last stderr: mcpfixture: received initialize, exiting with status 3 (--exit-on)"}, 5 * time.Second},
 		{"exit during the first listing", nil, []string{"--exit-on", "tools/list"},
-			[]string{"connect: mcp-client(srv): tools/list: connection lost: the server exited with status 3; last stderr: mcpfixture: received tools/list, exiting with status 3 (--exit-on)"}, 5 * time.Second},
+			[]string{"connect: tools/list: connection lost: the server exited with status 3; last stderr: mcpfixture: received tools/list, exiting with status 3 (--exit-on)"}, 5 * time.Second},
 		{"hang on initialize", map[string]any{"startupTimeoutMs": 300}, []string{"--hang-on", "initialize"},
-			[]string{"connect: mcp-client(srv): startup timed out after 300ms (startupTimeoutMs): initialize: context deadline exceeded"}, 5 * time.Second},
+			[]string{"connect: startup timed out after 300ms (startupTimeoutMs): initialize: context deadline exceeded"}, 5 * time.Second},
 		{"hang on the first listing", map[string]any{"startupTimeoutMs": 300}, []string{"--hang-on", "tools/list"},
-			[]string{"connect: mcp-client(srv): startup timed out after 300ms (startupTimeoutMs): tools/list: context deadline exceeded"}, 5 * time.Second},
+			[]string{"connect: startup timed out after 300ms (startupTimeoutMs): tools/list: context deadline exceeded"}, 5 * time.Second},
 		{"a cwd that does not exist", map[string]any{"cwd": "no-such-folder"}, nil,
-			[]string{"connect: mcp-client(srv): cwd ", "no-such-folder: stat ", "no such file or directory"}, 5 * time.Second},
+			[]string{"connect: cwd ", "no-such-folder: stat ", "no such file or directory"}, 5 * time.Second},
 		{"a cwd that is a file", map[string]any{"cwd": "cordis.yml"}, nil,
-			[]string{"connect: mcp-client(srv): cwd ", "cordis.yml: not a directory"}, 5 * time.Second},
+			[]string{"connect: cwd ", "cordis.yml: not a directory"}, 5 * time.Second},
 		{"bad flags", nil, []string{"--no-such-flag"},
-			[]string{"connect: mcp-client(srv): initialize: connection lost: the server exited with status 2; last stderr: mcpfixture: flag provided but not defined: -no-such-flag"}, 5 * time.Second},
+			[]string{"connect: initialize: connection lost: the server exited with status 2; last stderr: mcpfixture: flag provided but not defined: -no-such-flag"}, 5 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

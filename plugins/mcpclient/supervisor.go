@@ -212,7 +212,7 @@ func (s *supervisor) setPhase(p phase, err error) {
 			s.ctx.NeedsLogin(err)
 		}
 	case p == phaseReconnecting:
-		s.ctx.Reconnecting(fmt.Errorf("mcp-client(%s): %w", s.server, err))
+		s.ctx.Reconnecting(err)
 	case p == phaseFailed:
 		s.dropTools()
 		if wasReady {
@@ -286,7 +286,6 @@ func (s *supervisor) run(life context.Context, done func(error)) {
 		return
 	}
 	if err != nil {
-		err = fmt.Errorf("mcp-client(%s): %w", s.server, err)
 		s.setPhase(phaseFailed, err)
 		done(err)
 		return
@@ -446,7 +445,7 @@ func (s *supervisor) recover(life context.Context, lost *session) *session {
 		return s.relogin(life, nl)
 	}
 	if !s.config().Reconnect.Enabled {
-		s.setPhase(phaseFailed, fmt.Errorf("mcp-client(%s): %w", s.server, reason))
+		s.setPhase(phaseFailed, reason)
 		return nil
 	}
 	s.log.Info("the connection was lost; reconnecting", "err", reason)
@@ -465,10 +464,10 @@ func (s *supervisor) recover(life context.Context, lost *session) *session {
 		switch {
 		case next.giveUp && !cfg.Reconnect.Enabled:
 			// Turned off by a live edit during the outage.
-			s.setPhase(phaseFailed, fmt.Errorf("mcp-client(%s): reconnecting was turned off: %s", s.server, last))
+			s.setPhase(phaseFailed, fmt.Errorf("reconnecting was turned off: %s", last))
 			return nil
 		case next.giveUp:
-			s.setPhase(phaseFailed, fmt.Errorf("mcp-client(%s): gave up reconnecting after %d attempts: %s", s.server, cfg.Reconnect.MaxAttempts, last))
+			s.setPhase(phaseFailed, fmt.Errorf("gave up reconnecting after %d attempts: %s", cfg.Reconnect.MaxAttempts, last))
 			return nil
 		}
 		if !s.pause(life, next.wait) {
@@ -570,7 +569,7 @@ func (s *supervisor) reconfigure(next *Config) error {
 	sess := s.sess
 	s.mu.Unlock()
 	if sess != nil && !sess.modern() && (len(cur.Roots) > 0) != (len(next.Roots) > 0) {
-		return fmt.Errorf("mcp-client(%s): roots were declared to the server at its start, or not: a new connection declares them", s.server)
+		return errors.New("roots were declared to the server at its start, or not: a new connection declares them")
 	}
 	cfg := *cur
 	cfg.ToolCallTimeoutMs = next.ToolCallTimeoutMs
@@ -698,7 +697,8 @@ func (s *supervisor) executor(raw, public string) tools.Executor {
 					return owner.result(res, raw)
 				}
 				if nl, ok := s.needsLogin(err); ok {
-					return tools.Result{}, nl
+					// The model's words: it cannot log in, a person can.
+					return tools.Result{Text: nl.Error() + "; a person logs in with `harness login " + nl.Entry + "`", IsError: true}, nil
 				}
 				if notSent(err) && !errors.Is(err, errSessionGone) && cctx.Err() == nil {
 					continue // it never reached the server: the next connection takes it

@@ -317,7 +317,7 @@ func CheckListen(addr, token string) error {
 	if where == "" {
 		where = "every interface"
 	}
-	return fmt.Errorf("refusing to serve on %s (%s) without a token: other machines could call every tool; set a token (--token, HARNESS_TOKEN, or token: in cordis.yml) or listen on 127.0.0.1: %w", addr, where, ErrNeedsToken)
+	return fmt.Errorf("refusing to serve on %s (%s) without a token: other machines could call every tool: %w", addr, where, ErrNeedsToken)
 }
 
 // HTTPServer is a gateway served over HTTP on a listener of its own.

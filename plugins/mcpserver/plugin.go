@@ -92,7 +92,7 @@ func (p *Plugin) Apply(ctx *host.Context) error {
 	}
 	srv, err := gw.ListenHTTP(p.Listen, HTTPOptions{Token: p.Token, AllowHosts: p.AllowHosts})
 	if err != nil {
-		return fmt.Errorf("mcp-server: %w", err)
+		return err
 	}
 	p.mu.Lock()
 	p.gw, p.srv = gw, srv
@@ -123,7 +123,7 @@ func (p *Plugin) Apply(ctx *host.Context) error {
 func (p *Plugin) Reconfigure(next host.Plugin) error {
 	n, ok := next.(*Plugin)
 	if !ok {
-		return fmt.Errorf("mcp-server: cannot reconfigure from a %T", next)
+		return fmt.Errorf("cannot reconfigure from a %T", next)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -99,7 +99,7 @@ func CheckListen(addr string, tokenSet bool) error {
 	if where == "" {
 		where = "every interface"
 	}
-	return fmt.Errorf("refusing to serve the page on %s (%s) with a fresh token: other machines could drive the harness; set a token of your own (--token or HARNESS_WEB_TOKEN, token: in cordis.yml) or listen on 127.0.0.1: %w", addr, where, ErrNeedsToken)
+	return fmt.Errorf("refusing to serve the page on %s (%s) with a fresh token: other machines could drive the harness: %w", addr, where, ErrNeedsToken)
 }
 
 // NewToken returns a fresh random token for the page's URL.

@@ -265,7 +265,7 @@ rules:
 	}
 	r = harness(t, dir, "ask", "error-401 please")
 	expectCode(t, r, 1)
-	if !strings.Contains(r.stderr, `harness ask: agent entry "mock": the API key was refused: Incorrect API key provided. (invalid_api_key)`) {
+	if !strings.Contains(r.stderr, `harness ask: entry "mock": the API key was refused: Incorrect API key provided. (invalid_api_key)`) {
 		t.Fatalf("stderr:\n%s", r)
 	}
 }

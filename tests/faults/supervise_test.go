@@ -79,7 +79,7 @@ func TestServerCrashingAtEveryStartIsGivenUp(t *testing.T) {
 	// Each attempt was reported while it lasted, with its reason; no fourth.
 	log := strings.Join(s.err.Slice(from, i), "\n")
 	for n := 1; n <= 3; n++ {
-		if want := fmt.Sprintf("harness: fx reconnecting: mcp-client(fx): attempt %d/3 failed: ", n); !strings.Contains(log, want) {
+		if want := fmt.Sprintf("harness: fx reconnecting: attempt %d/3 failed: ", n); !strings.Contains(log, want) {
 			t.Errorf("the run log does not show %q", want)
 		}
 	}

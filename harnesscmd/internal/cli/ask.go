@@ -81,7 +81,7 @@ func ask(ctx context.Context, o *options, env Env) error {
 		case errors.Is(err, agent.ErrCancelled):
 			code, msg = ExitInterrupted, "cancelled"
 		default:
-			msg = safe.Text(err.Error())
+			msg = withHint(safe.Text(err.Error()), err, false)
 		}
 		if view.saidError {
 			return exit(code, "") // the error event said it
@@ -116,7 +116,7 @@ func (hs *harness) pickAgent(id, how string) (*agent.Agent, *exitError) {
 // keyProblem says how to give a its key when its endpoint needs one.
 func (hs *harness) keyProblem(a *agent.Agent) *exitError {
 	if c := a.Config(); c.MissingKey() {
-		return &exitError{code: ExitUsage, msg: agent.KeyHowTo(a.ID(), hs.keyVars(a.ID()))}
+		return &exitError{code: ExitUsage, msg: keyHowTo(a.ID(), hs.keyVars(a.ID()))}
 	}
 	return nil
 }

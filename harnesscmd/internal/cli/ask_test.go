@@ -168,12 +168,12 @@ func TestAskExitCodes(t *testing.T) {
 		{"unknown agent", agentEntry("a", srv.URL), nil, []string{"ask", "hi", "--agent", "zz"}, 2, `no agent entry "zz" (agent entries: a)`},
 		{"no key for DeepSeek", "- id: ds\n  name: agent\n  config:\n    apiKey: !!js process.env.DEEPSEEK_API_KEY\n", nil, []string{"ask", "hi"}, 2,
 			`agent entry "ds" has no API key: set DEEPSEEK_API_KEY (export DEEPSEEK_API_KEY=…) and run again`},
-		{"key refused", agentEntry("m", srv.URL, "apiKey: !!js process.env.K"), map[string]string{"K": "sk-wrong-key-123456"}, []string{"ask", "hi"}, 1, `agent entry "m": the API key was refused (HTTP 401`},
+		{"key refused", agentEntry("m", srv.URL, "apiKey: !!js process.env.K"), map[string]string{"K": "sk-wrong-key-123456"}, []string{"ask", "hi"}, 1, `entry "m": the API key was refused (HTTP 401`},
 		{"missing key refused", agentEntry("m", wantsKey.URL, "apiKey: !!js process.env.BAR_KEY"), nil, []string{"ask", "hi"}, 1,
-			`agent entry "m": the API key was refused: ` + wantsKey.URL + ` asks for an API key and apiKey reads BAR_KEY, which is not set (HTTP 401: Authentication Fails)`},
+			`entry "m": the API key was refused: ` + wantsKey.URL + ` asks for an API key and apiKey reads BAR_KEY, which is not set (HTTP 401: Authentication Fails)`},
 		{"maxSteps", echo + agentEntry("m", srv.URL, "maxSteps: 2"), nil, []string{"ask", "loop"}, 1, "maxSteps"},
 		{"conversation too large", agentEntry("m", srv.URL, "maxConversationBytes: 1024"), nil, []string{"ask", strings.Repeat("word ", 300)}, 1,
-			`agent entry "m": the conversation is too large: the next request would carry 1.5 KiB of messages, more than maxConversationBytes (1.0 KiB)`},
+			`entry "m": the conversation is too large: the next request would carry 1.5 KiB of messages, more than maxConversationBytes (1.0 KiB); raise maxConversationBytes`},
 		{"empty prompt", agentEntry("m", srv.URL), nil, []string{"ask", " "}, 2, "the prompt is empty"},
 		{"two prompts", agentEntry("m", srv.URL), nil, []string{"ask", "a", "b"}, 2, "ask takes one prompt"},
 		{"--agent elsewhere", agentEntry("m", srv.URL), nil, []string{"tools", "--agent", "m"}, 2, "flag --agent is for ask and run, not tools"},
@@ -416,7 +416,7 @@ func TestAskRetryAndCutAnswer(t *testing.T) {
 			if r.stdout != "the answer is cu\n" {
 				t.Fatalf("stdout %q", r.stdout)
 			}
-			for _, want := range []string{"retrying in ", ` (attempt 1): agent entry "model": `, "(HTTP 503: busy)\n",
+			for _, want := range []string{"retrying in ", ` (attempt 1): entry "model": `, "(HTTP 503: busy)\n",
 				"\nthe answer was cut: the model reached its token limit (maxTokens)\n"} {
 				if !strings.Contains(r.stderr, want) {
 					t.Errorf("stderr lacks %q\n%s", want, r)
@@ -435,7 +435,7 @@ func TestAskJSONFailure(t *testing.T) {
 		t.Fatal(r)
 	}
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
-	if last := lines[len(lines)-1]; !strings.HasPrefix(last, `{"type":"error","message":"agent entry \"model\": the API key was refused`) {
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, `{"type":"error","message":"entry \"model\": the API key was refused`) {
 		t.Fatalf("the last event is not the error:\n%s", r)
 	}
 	if strings.Contains(r.stderr, "harness ask:") {

@@ -185,7 +185,7 @@ func (hs *harness) unknownTool(name string) error {
 		// someone logs in.
 		if c, ok := e.Details.(tools.Claimer); ok && e.State == host.NeedsLogin {
 			if who, mine := c.ClaimTool(name); who != "" && mine {
-				return exit(ExitFailure, "%s (entry %q, %s, needs a login: run `harness login %s`)", msg, e.ID, who, e.ID)
+				return exit(ExitFailure, "%s (entry %q, %s, needs a login: %s)", msg, e.ID, who, loginHint(e.ID))
 			}
 		}
 	}
@@ -278,7 +278,9 @@ func writeStatusText(w io.Writer, snap []host.EntryStatus, reg *tools.Registry) 
 		}
 		line := fmt.Sprintf("%s%s  %s  %s", indent, safe.Line(e.ID), safe.Line(e.Plugin), e.State)
 		switch {
-		case e.State == host.Failed, e.State == host.Reconnecting, e.State == host.NeedsLogin:
+		case e.State == host.NeedsLogin:
+			line += ": " + safe.Line(e.Error) + "; " + loginHint(e.ID)
+		case e.State == host.Failed, e.State == host.Reconnecting:
 			line += ": " + safe.Line(e.Error)
 		case e.Reloading:
 			line += " (reloading: the new instance is starting)"

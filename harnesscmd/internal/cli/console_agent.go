@@ -59,6 +59,8 @@ func (c *console) talk(ctx context.Context, line string) error {
 		return nil
 	case ctx.Err() != nil:
 		return ctx.Err() // the console says "answer cancelled"
+	case turnHint(err, true) != "":
+		return fmt.Errorf("%w; %s", err, turnHint(err, true))
 	}
 	return err
 }

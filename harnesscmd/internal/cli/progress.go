@@ -157,7 +157,7 @@ func (r *reporter) describe(ev host.Event) string {
 	case host.Reconnecting:
 		return fmt.Sprintf("%s reconnecting: %s", ev.Entry, safe.Text(ev.Reason()))
 	case host.NeedsLogin:
-		return fmt.Sprintf("%s needs a login: run `harness login %s` (%s)", ev.Entry, ev.Entry, safe.Text(ev.Reason()))
+		return fmt.Sprintf("%s needs a login: %s (%s)", ev.Entry, loginHint(ev.Entry), safe.Text(ev.Reason()))
 	case host.Failed:
 		return fmt.Sprintf("%s failed: %s", ev.Entry, safe.Text(ev.Reason()))
 	case host.Pending:

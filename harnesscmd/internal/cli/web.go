@@ -85,7 +85,7 @@ func serveWeb(ctx context.Context, o *options, env Env) error {
 	}
 	env.secrets.Add(token)
 	if err := web.CheckListen(addr, chosen); err != nil {
-		return usagef("%v", err)
+		return usagef("%v; set a token of your own (--token or %s) or listen on 127.0.0.1", err, WebTokenEnv)
 	}
 	hs, file, err := boot(o, env)
 	if err != nil {

@@ -1,0 +1,36 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/harness-go/harness/plugins/agent"
+)
+
+// The advice comes from the error's sentinel, wherever it sits in the
+// chain, and fits the front: the console has /new, ask does not.
+func TestTurnHint(t *testing.T) {
+	t.Parallel()
+	large := fmt.Errorf("entry %q: %w: 2 MiB", "m", agent.ErrConversationTooLarge)
+	many := fmt.Errorf("entry %q: %w: 130 tools", "m", agent.ErrTooManyTools)
+	for _, tc := range []struct {
+		name    string
+		err     error
+		console bool
+		want    string
+	}{
+		{"too large, ask", large, false, "x; raise maxConversationBytes"},
+		{"too large, console", large, true, "x; start a new conversation (/new) or raise maxConversationBytes"},
+		{"too many tools", many, false, "x; send fewer tools: enabledTools or disabledTools on the agent's entry or on the MCP entries, fewer alwaysLoad tools, or toolSearch: auto (only search_tools and the tools it finds)"},
+		{"no advice", fmt.Errorf("entry %q: %w", "m", agent.ErrKeyRefused), true, "x"},
+		{"no sentinel", errors.New("boom"), false, "x"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := withHint("x", tc.err, tc.console); got != tc.want {
+				t.Fatalf("withHint = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
