@@ -176,7 +176,7 @@ func TestAskExitCodes(t *testing.T) {
 			`entry "m": the conversation is too large: the next request would carry 1.5 KiB of messages, more than maxConversationBytes (1.0 KiB); raise maxConversationBytes`},
 		{"empty prompt", agentEntry("m", srv.URL), nil, []string{"ask", " "}, 2, "the prompt is empty"},
 		{"two prompts", agentEntry("m", srv.URL), nil, []string{"ask", "a", "b"}, 2, "ask takes one prompt"},
-		{"--agent elsewhere", agentEntry("m", srv.URL), nil, []string{"tools", "--agent", "m"}, 2, "flag --agent is for ask and run, not tools"},
+		{"--agent elsewhere", agentEntry("m", srv.URL), nil, []string{"tools", "--agent", "m"}, 2, "flag --agent is for run and ask, not tools"},
 		{"bad config", "- id: m\n  name: agent\n  config: {thinking: medium}\n", nil, []string{"ask", "hi"}, 2, "thinking"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -94,8 +94,116 @@ func exit(code int, format string, args ...any) error {
 	return &exitError{code: code, msg: fmt.Sprintf(format, args...)}
 }
 
-var commands = map[string]bool{"run": true, "ask": true, "serve": true, "web": true, "tools": true, "call": true, "status": true, "login": true, "logout": true, "validate": true, "import": true, "schema": true, "version": true, "help": true,
-	"resources": true, "read": true, "prompts": true, "prompt": true}
+// cliCommand is one row of commandTable.
+type cliCommand struct {
+	name string
+	// synopsis and summary are its line in the general help, after
+	// "harness "; help is its own (harness help NAME).
+	synopsis, summary, help string
+	// flags are the long names of the flags it takes beyond those for
+	// every command (a flag no command lists is for every command).
+	flags []string
+	args  argSpec
+	// run runs it; nil for help, which Main answers.
+	run func(ctx context.Context, o *options, env Env) error
+}
+
+// argSpec is how many arguments a command takes, and what to say when
+// the count is wrong ("" for "NAME takes no arguments").
+type argSpec struct {
+	min, max int // max < 0: no bound
+	msg      string
+}
+
+// check refuses a count of arguments outside the spec.
+func (a argSpec) check(name string, args []string) error {
+	if len(args) >= a.min && (a.max < 0 || len(args) <= a.max) {
+		return nil
+	}
+	if a.msg == "" {
+		return usagef("%s takes no arguments", name)
+	}
+	return usagef("%s", a.msg)
+}
+
+// noArgs, anyArgs and the command's own: how the rows say it.
+var noArgs, anyArgs = argSpec{}, argSpec{max: -1}
+
+// oneShotOf runs fn as a one-shot command: boot, settle, fn, shut down.
+func oneShotOf(fn func(context.Context, *harness, *reporter) error) func(context.Context, *options, Env) error {
+	return func(ctx context.Context, o *options, env Env) error { return oneShot(ctx, o, env, fn) }
+}
+
+// commandTable is every command, in the order of the general help. parse
+// knows the commands and their flags from it, dispatch checks the
+// arguments and runs the row, and the help is written from it.
+var commandTable = []cliCommand{
+	{name: "run", synopsis: "[run] [flags]", summary: "boot, settle, watch cordis.yml, read console commands on stdin",
+		help: runHelp, flags: []string{"agent", "show-reasoning"}, args: noArgs, run: run},
+	{name: "ask", synopsis: "ask PROMPT|- [flags]", summary: "one turn with the agent: the answer streams to stdout",
+		help: askHelp, flags: []string{"json", "agent", "show-reasoning"}, run: ask,
+		args: argSpec{min: 1, max: 1, msg: "ask takes one prompt (or - to read it from stdin); quote a prompt of several words"}},
+	{name: "serve", synopsis: "serve [flags] [--http ADDR]", summary: "serve the tools to MCP clients (stdio, or Streamable HTTP)",
+		help: serveHelp, flags: []string{"http", "token", "tools", "allow-host"}, args: noArgs, run: serve},
+	{name: "web", synopsis: "web [flags] [--http ADDR]", summary: "serve a live page in a browser: entries, tools, chat, events",
+		help: webHelp, flags: []string{"http", "token", "allow-host"}, args: noArgs, run: serveWeb},
+	{name: "tools", synopsis: "tools [flags] [--json]", summary: "print the model-visible tools, sorted by name",
+		help: toolsHelp, flags: []string{"json"}, args: noArgs, run: oneShotOf(listTools)},
+	{name: "call", synopsis: "call NAME [JSON|-] [flags]", summary: "call one tool and print what the model would see",
+		help: callHelp, flags: []string{"json"}, run: oneShotOf(callTool),
+		args: argSpec{min: 1, max: 2, msg: "call takes a tool name and optionally its JSON arguments (or - to read them from stdin)"}},
+	{name: "resources", synopsis: "resources [flags] [--json]", summary: "print the servers' resources and resource templates",
+		help: resourcesHelp, flags: []string{"json"}, args: noArgs, run: oneShotOf(listResources)},
+	{name: "read", synopsis: "read SERVER URI [-o FILE]", summary: "print a resource (text; binary to FILE, or base64 with --json)",
+		help: readHelp, flags: []string{"json", "output"}, run: oneShotOf(readResource),
+		args: argSpec{min: 2, max: 2, msg: "read takes a server and a resource uri"}},
+	{name: "prompts", synopsis: "prompts [flags] [--json]", summary: "print the prompts and their arguments",
+		help: promptsHelp, flags: []string{"json"}, args: noArgs, run: oneShotOf(listPrompts)},
+	{name: "prompt", synopsis: "prompt NAME [ARGS] [flags]", summary: "print a prompt's messages (ARGS: key=value ..., or one JSON object)",
+		help: promptHelp, flags: []string{"json"}, run: oneShotOf(getPrompt),
+		args: argSpec{min: 1, max: -1, msg: "prompt takes a prompt name and optionally its arguments (key=value ..., or one JSON object)"}},
+	{name: "status", synopsis: "status [flags] [--json]", summary: "print every entry: state, tools, errors, server info",
+		help: statusHelp, flags: []string{"json"}, args: noArgs, run: oneShotOf(showStatus)},
+	{name: "login", synopsis: "login ID [--no-browser]", summary: "log in to the remote server of entry ID (OAuth)",
+		help: loginHelp, flags: []string{"json", "no-browser"}, args: anyArgs, run: login}, // login says what ID is missing
+	{name: "logout", synopsis: "logout ID", summary: "delete (and revoke) the tokens of entry ID",
+		help: logoutHelp, args: anyArgs, run: logout},
+	{name: "validate", synopsis: "validate [flags]", summary: "check cordis.yml without starting anything",
+		help: validateHelp, args: noArgs, run: func(_ context.Context, o *options, env Env) error { return validate(o, env) }},
+	{name: "import", synopsis: "import FILE... [--format F]", summary: "print the cordis.yml entries of another client's MCP servers",
+		help: importHelp, flags: []string{"format"}, run: func(_ context.Context, o *options, env Env) error { return importServers(o, env) },
+		args: argSpec{min: 1, max: -1, msg: "import takes the files to read (a .mcp.json, a config.toml, …)"}},
+	{name: "schema", synopsis: "schema", summary: "print a JSON Schema of cordis.yml",
+		help: schemaHelp, args: noArgs, run: func(_ context.Context, _ *options, env Env) error { return printSchema(env.Stdout) }},
+	{name: "version", synopsis: "version", summary: "print the version", help: versionHelp, args: noArgs,
+		run: func(_ context.Context, _ *options, env Env) error {
+			fmt.Fprintf(env.Stdout, "harness %s\n", Version())
+			return nil
+		}},
+	{name: "help", synopsis: "help [COMMAND]", summary: "print help", help: helpHelp, args: anyArgs},
+}
+
+// lookupCommand returns the row of commandTable called name.
+func lookupCommand(name string) (cliCommand, bool) {
+	for _, c := range commandTable {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return cliCommand{}, false
+}
+
+// flagCommands returns the commands that list the flag long among their
+// flags, in the table's order; none: the flag is for every command.
+func flagCommands(long string) []string {
+	var out []string
+	for _, c := range commandTable {
+		if slices.Contains(c.flags, long) {
+			out = append(out, c.name)
+		}
+	}
+	return out
+}
 
 // parse reads flags anywhere on the line: before or after the command and its
 // arguments. "--" ends the flags. What each flag takes, sets and is for is
@@ -124,7 +232,7 @@ func parse(args []string) (*options, error) {
 	if o.command == "" {
 		o.command = "run"
 	}
-	if !commands[o.command] {
+	if _, ok := lookupCommand(o.command); !ok {
 		return nil, usagef("unknown command %q", o.command)
 	}
 	if err := checkFlagCommands(o); err != nil {
@@ -167,8 +275,8 @@ func checkFlagCommands(o *options) error {
 	}
 	for name := range o.set {
 		f, _ := lookupFlag(name)
-		if len(f.commands) > 0 && !slices.Contains(f.commands, o.command) {
-			return usagef("flag --%s is for %s, not %s", name, andList(f.commands), o.command)
+		if cmds := flagCommands(f.long()); len(cmds) > 0 && !slices.Contains(cmds, o.command) {
+			return usagef("flag --%s is for %s, not %s", name, andList(cmds), o.command)
 		}
 	}
 	return nil
@@ -181,13 +289,16 @@ type cliFlag struct {
 	// ignoreValue accepts --name=v of a flag that takes none, and drops v.
 	ignoreValue bool
 	// set records the flag in o; name is how it was typed, v its value.
+	// The commands it is for are those whose row lists it (commandTable).
 	set func(o *options, name, v string) error
-	// commands are the commands the flag is for; none: every command.
-	commands []string
 	// arg names the value in the help ("FILE"); help is the flag's line
-	// in the general help (none: told in its commands' help).
+	// in the general help (none: told in its commands' help), which adds
+	// the commands it is for.
 	arg, help string
 }
+
+// long is the flag's long name.
+func (f cliFlag) long() string { return f.names[len(f.names)-1] }
 
 // flagTable is every flag of the command line, in the order of the
 // general help.
@@ -210,30 +321,30 @@ var flagTable = []cliFlag{
 		o.logFormat = v
 		return nil
 	}},
-	{names: []string{"json"}, help: "machine-readable output (tools, call, status, ask, login, resources, read, prompts, prompt)",
-		set: func(o *options, _, _ string) error { o.json = true; return nil }, commands: []string{"tools", "call", "status", "ask", "login", "resources", "read", "prompts", "prompt"}},
-	{names: []string{"o", "output"}, value: true, arg: "FILE", help: "write what read reads to FILE (read)",
-		commands: []string{"read"}, set: func(o *options, _, v string) error {
+	{names: []string{"json"}, help: "machine-readable output",
+		set: func(o *options, _, _ string) error { o.json = true; return nil }},
+	{names: []string{"o", "output"}, value: true, arg: "FILE", help: "write what read reads to FILE",
+		set: func(o *options, _, v string) error {
 			if v == "" {
 				return usagef("-o needs a file name")
 			}
 			o.output = v
 			return nil
 		}},
-	{names: []string{"no-browser"}, help: "print the login address instead of opening a browser (login)",
-		set: func(o *options, _, _ string) error { o.noBrowser = true; return nil }, commands: []string{"login"}},
-	{names: []string{"agent"}, value: true, arg: "ID", help: "the agent entry to talk to, when there are several (ask, run)",
-		commands: []string{"ask", "run"}, set: func(o *options, _, v string) error {
+	{names: []string{"no-browser"}, help: "print the login address instead of opening a browser",
+		set: func(o *options, _, _ string) error { o.noBrowser = true; return nil }},
+	{names: []string{"agent"}, value: true, arg: "ID", help: "the agent entry to talk to, when there are several",
+		set: func(o *options, _, v string) error {
 			if v == "" {
 				return usagef("--agent needs an entry id")
 			}
 			o.agent = v
 			return nil
 		}},
-	{names: []string{"show-reasoning"}, help: "show a thinking model's reasoning on stderr (ask, run)",
-		set: func(o *options, _, _ string) error { o.showReasoning = true; return nil }, commands: []string{"ask", "run"}},
-	{names: []string{"format"}, value: true, arg: "FORMAT", help: "the format of the files (import; default auto)",
-		commands: []string{"import"}, set: func(o *options, _, v string) error {
+	{names: []string{"show-reasoning"}, help: "show a thinking model's reasoning on stderr",
+		set: func(o *options, _, _ string) error { o.showReasoning = true; return nil }},
+	{names: []string{"format"}, value: true, arg: "FORMAT", help: "the format of the files, default auto",
+		set: func(o *options, _, v string) error {
 			if !slices.Contains(mcpservers.Formats, v) {
 				return usagef("--format must be one of %s, not %q", strings.Join(mcpservers.Formats, ", "), v)
 			}
@@ -242,10 +353,10 @@ var flagTable = []cliFlag{
 		}},
 	{names: []string{"h", "help"}, ignoreValue: true, help: "print help", set: func(o *options, _, _ string) error { o.help = true; return nil }},
 	// The flags of serve and web, told in their own help.
-	{names: []string{"http"}, value: true, set: serveFlag, commands: []string{"serve", "web"}},
-	{names: []string{"token"}, value: true, set: serveFlag, commands: []string{"serve", "web"}},
-	{names: []string{"tools"}, value: true, set: serveFlag, commands: []string{"serve"}},
-	{names: []string{"allow-host"}, value: true, set: serveFlag, commands: []string{"serve", "web"}},
+	{names: []string{"http"}, value: true, set: serveFlag},
+	{names: []string{"token"}, value: true, set: serveFlag},
+	{names: []string{"tools"}, value: true, set: serveFlag},
+	{names: []string{"allow-host"}, value: true, set: serveFlag},
 }
 
 // serveFlag sets a flag of harness serve and harness web (serve.go).
@@ -349,119 +460,52 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 		}
 		return printHelp(env.Stdout, env.Stderr, topic)
 	}
-	err = dispatch(ctx, o, env)
+	return report(env.Stderr, o, dispatch(ctx, o, env))
+}
+
+// report writes what a command's error says on stderr (a usage error with
+// the command's usage; an exit error as it is; JSON records with
+// --log-format json, so stderr stays one format) and returns the exit
+// code.
+func report(stderr io.Writer, o *options, err error) int {
 	var ue *usageError
 	var ee *exitError
-	records := o.logFormat == "json" // stderr stays one format
+	records := o.logFormat == "json"
 	switch {
 	case err == nil:
 		return ExitOK
 	case errors.As(err, &ue) && records:
-		writeRecord(env.Stderr, "error", fmt.Sprintf("harness %s: %v (harness help %s shows the usage)", o.command, ue, o.command))
+		writeRecord(stderr, "error", fmt.Sprintf("harness %s: %v (harness help %s shows the usage)", o.command, ue, o.command))
 		return ExitUsage
 	case errors.As(err, &ue):
-		fmt.Fprintf(env.Stderr, "harness %s: %v\n\n", o.command, ue)
-		fmt.Fprint(env.Stderr, commandUsage(o.command))
+		fmt.Fprintf(stderr, "harness %s: %v\n\n", o.command, ue)
+		fmt.Fprint(stderr, commandUsage(o.command))
 		return ExitUsage
 	case errors.As(err, &ee):
 		switch {
 		case ee.msg == "":
 		case records:
-			writeRecord(env.Stderr, "error", ee.msg)
+			writeRecord(stderr, "error", ee.msg)
 		default:
-			fmt.Fprintln(env.Stderr, ee.msg)
+			fmt.Fprintln(stderr, ee.msg)
 		}
 		return ee.code
 	case records:
-		writeRecord(env.Stderr, "error", "harness: "+err.Error())
+		writeRecord(stderr, "error", "harness: "+err.Error())
 		return ExitFailure
 	default:
-		fmt.Fprintf(env.Stderr, "harness: %v\n", err)
+		fmt.Fprintf(stderr, "harness: %v\n", err)
 		return ExitFailure
 	}
 }
 
+// dispatch checks the command's arguments against its row and runs it.
 func dispatch(ctx context.Context, o *options, env Env) error {
-	switch o.command {
-	case "version":
-		if len(o.args) > 0 {
-			return usagef("version takes no arguments")
-		}
-		fmt.Fprintf(env.Stdout, "harness %s\n", Version())
-		return nil
-	case "schema":
-		if len(o.args) > 0 {
-			return usagef("schema takes no arguments")
-		}
-		return printSchema(env.Stdout)
-	case "validate":
-		if len(o.args) > 0 {
-			return usagef("validate takes no arguments")
-		}
-		return validate(o, env)
-	case "import":
-		if len(o.args) == 0 {
-			return usagef("import takes the files to read (a .mcp.json, a config.toml, …)")
-		}
-		return importServers(o, env)
-	case "tools":
-		if len(o.args) > 0 {
-			return usagef("tools takes no arguments")
-		}
-		return oneShot(ctx, o, env, listTools)
-	case "status":
-		if len(o.args) > 0 {
-			return usagef("status takes no arguments")
-		}
-		return oneShot(ctx, o, env, showStatus)
-	case "login":
-		return login(ctx, o, env)
-	case "logout":
-		return logout(ctx, o, env)
-	case "ask":
-		if len(o.args) != 1 {
-			return usagef("ask takes one prompt (or - to read it from stdin); quote a prompt of several words")
-		}
-		return ask(ctx, o, env)
-	case "serve":
-		if len(o.args) > 0 {
-			return usagef("serve takes no arguments")
-		}
-		return serve(ctx, o, env)
-	case "web":
-		if len(o.args) > 0 {
-			return usagef("web takes no arguments")
-		}
-		return serveWeb(ctx, o, env)
-	case "resources", "prompts":
-		if len(o.args) > 0 {
-			return usagef("%s takes no arguments", o.command)
-		}
-		if o.command == "resources" {
-			return oneShot(ctx, o, env, listResources)
-		}
-		return oneShot(ctx, o, env, listPrompts)
-	case "read":
-		if len(o.args) != 2 {
-			return usagef("read takes a server and a resource uri")
-		}
-		return oneShot(ctx, o, env, readResource)
-	case "prompt":
-		if len(o.args) < 1 {
-			return usagef("prompt takes a prompt name and optionally its arguments (key=value ..., or one JSON object)")
-		}
-		return oneShot(ctx, o, env, getPrompt)
-	case "call":
-		if len(o.args) < 1 || len(o.args) > 2 {
-			return usagef("call takes a tool name and optionally its JSON arguments (or - to read them from stdin)")
-		}
-		return oneShot(ctx, o, env, callTool)
-	default: // run
-		if len(o.args) > 0 {
-			return usagef("run takes no arguments")
-		}
-		return run(ctx, o, env)
+	c, _ := lookupCommand(o.command) // parse knows it
+	if err := c.args.check(c.name, o.args); err != nil {
+		return err
 	}
+	return c.run(ctx, o, env)
 }
 
 // Version is the module version the binary was built from.

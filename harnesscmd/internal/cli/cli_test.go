@@ -119,9 +119,9 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"--log-format", "xml"}, "--log-format must be"},
 		{[]string{"--json=yes"}, "takes no value"},
 		// One table says which command a flag is for; run is the default.
-		{[]string{"--json"}, "flag --json is for tools, call, status, ask, login, resources, read, prompts and prompt, not run"},
-		{[]string{"validate", "--json"}, "flag --json is for tools, call, status, ask, login, resources, read, prompts and prompt, not validate"},
-		{[]string{"status", "--show-reasoning"}, "flag --show-reasoning is for ask and run, not status"},
+		{[]string{"--json"}, "flag --json is for ask, tools, call, resources, read, prompts, prompt, status and login, not run"},
+		{[]string{"validate", "--json"}, "flag --json is for ask, tools, call, resources, read, prompts, prompt, status and login, not validate"},
+		{[]string{"status", "--show-reasoning"}, "flag --show-reasoning is for run and ask, not status"},
 		{[]string{"run", "--tools", "meta"}, "flag --tools is for serve, not run"},
 		{[]string{"call", "x", "--allow-host", "a.example"}, "flag --allow-host is for serve and web, not call"},
 	} {
@@ -370,20 +370,60 @@ func TestParseArgs(t *testing.T) {
 // the flags of serve and web — in their own.
 func TestEveryFlagIsInTheHelp(t *testing.T) {
 	for _, f := range flagTable {
-		long := "--" + f.names[len(f.names)-1]
+		long := "--" + f.long()
+		cmds := flagCommands(f.long())
 		switch {
 		case f.help != "":
 			if !strings.Contains(usage, long) {
 				t.Errorf("%s has help but the usage lacks it", long)
 			}
-		case len(f.commands) == 0:
+		case len(cmds) == 0:
 			t.Errorf("%s is for every command but has no help", long)
 		default:
-			for _, c := range f.commands {
-				if !strings.Contains(commandHelp[c], long) {
+			for _, c := range cmds {
+				if row, _ := lookupCommand(c); !strings.Contains(row.help, long) {
 					t.Errorf("%s has no general help and %s's help does not tell it", long, c)
 				}
 			}
+		}
+	}
+	// A row names only flags that exist, and every command has its help
+	// and its line.
+	for _, c := range commandTable {
+		for _, name := range c.flags {
+			if f, ok := lookupFlag(name); !ok || f.long() != name {
+				t.Errorf("%s lists the flag %q, which is not a long name of flagTable", c.name, name)
+			}
+		}
+		if !strings.HasPrefix(c.help, "Usage: harness") || !strings.Contains(usage, "  harness "+c.synopsis+" ") {
+			t.Errorf("%s: no help of its own, or no line in the usage", c.name)
+		}
+		if c.run == nil && c.name != "help" {
+			t.Errorf("%s runs nothing", c.name)
+		}
+	}
+}
+
+// The arguments a command takes are checked from its row, before it runs.
+func TestCommandArguments(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"tools", "x"}, "tools takes no arguments"},
+		{[]string{"version", "now"}, "version takes no arguments"},
+		{[]string{"call"}, "call takes a tool name"},
+		{[]string{"call", "a", "{}", "x"}, "call takes a tool name"},
+		{[]string{"read", "srv"}, "read takes a server and a resource uri"},
+		{[]string{"ask"}, "ask takes one prompt"},
+		{[]string{"import"}, "import takes the files to read"},
+		{[]string{"prompt"}, "prompt takes a prompt name"},
+	} {
+		var out, errOut strings.Builder
+		code := Main(context.Background(), tc.args, Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
+		if code != ExitUsage || !strings.Contains(errOut.String(), "harness "+tc.args[0]+": "+tc.want) || out.Len() != 0 {
+			t.Errorf("%q: exit %d, stderr %q", tc.args, code, errOut.String())
 		}
 	}
 }

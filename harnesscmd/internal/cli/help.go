@@ -8,7 +8,7 @@ import (
 
 // flagHelp is a line per flag of flagTable that has help, in its order:
 // "-c, --config FILE" (or "    --wait DURATION") in a column of 25, then
-// the help.
+// the help, then the commands the flag is for (none: every command).
 func flagHelp() string {
 	var b strings.Builder
 	for _, f := range flagTable {
@@ -19,41 +19,36 @@ func flagHelp() string {
 		if len(f.names) > 1 {
 			left = "-" + f.names[0] + ", "
 		}
-		left += "--" + f.names[len(f.names)-1]
+		left += "--" + f.long()
 		if f.arg != "" {
 			left += " " + f.arg
 		}
-		fmt.Fprintf(&b, "  %-25s%s\n", left, f.help)
+		help := f.help
+		if cmds := flagCommands(f.long()); len(cmds) > 0 {
+			help += " (" + strings.Join(cmds, ", ") + ")"
+		}
+		fmt.Fprintf(&b, "  %-25s%s\n", left, help)
 	}
 	return b.String()
 }
 
-// usage is the general help; its flags are flagTable's rows that have help.
-var usage = usageHead + "Flags (anywhere on the line):\n" + flagHelp() + "\n" + usageTail
+// commandLines is a line per row of commandTable, in its order: its usage
+// in a column of 36, then what it does.
+func commandLines() string {
+	var b strings.Builder
+	for _, c := range commandTable {
+		fmt.Fprintf(&b, "  %-36s%s\n", "harness "+c.synopsis, c.summary)
+	}
+	return b.String()
+}
+
+// usage is the general help: the commands and the flags that have help,
+// from their tables.
+var usage = usageHead + "Usage:\n" + commandLines() + "\nFlags (anywhere on the line):\n" + flagHelp() + "\n" + usageTail
 
 const usageHead = `harness runs the plugins listed in cordis.yml — MCP servers among them — and
 lets people and scripts list and call the tools a model would see, and talk to
 a model that uses them.
-
-Usage:
-  harness [run] [flags]               boot, settle, watch cordis.yml, read console commands on stdin
-  harness ask PROMPT|- [flags]        one turn with the agent: the answer streams to stdout
-  harness serve [flags] [--http ADDR] serve the tools to MCP clients (stdio, or Streamable HTTP)
-  harness web [flags] [--http ADDR]   serve a live page in a browser: entries, tools, chat, events
-  harness tools [flags] [--json]      print the model-visible tools, sorted by name
-  harness call NAME [JSON|-] [flags]  call one tool and print what the model would see
-  harness resources [flags] [--json]  print the servers' resources and resource templates
-  harness read SERVER URI [-o FILE]   print a resource (text; binary to FILE, or base64 with --json)
-  harness prompts [flags] [--json]    print the prompts and their arguments
-  harness prompt NAME [ARGS] [flags]  print a prompt's messages (ARGS: key=value ..., or one JSON object)
-  harness status [flags] [--json]     print every entry: state, tools, errors, server info
-  harness login ID [--no-browser]     log in to the remote server of entry ID (OAuth)
-  harness logout ID                   delete (and revoke) the tokens of entry ID
-  harness validate [flags]            check cordis.yml without starting anything
-  harness import FILE... [--format F] print the cordis.yml entries of another client's MCP servers
-  harness schema                      print a JSON Schema of cordis.yml
-  harness version                     print the version
-  harness help [COMMAND]              print help
 
 `
 
@@ -67,8 +62,10 @@ away (every server was stopped first).
 Results go to stdout; logs, progress and reload events to stderr.
 `
 
-var commandHelp = map[string]string{
-	"run": `Usage: harness [run] [flags]
+// The help of each command (harness help NAME); the command table
+// (cli.go) points at them.
+
+const runHelp = `Usage: harness [run] [flags]
 
 Boots every entry of cordis.yml, waits until they settle (bounded by --wait),
 then reads console commands from stdin while watching cordis.yml: an edit
@@ -92,8 +89,9 @@ answer in flight, and quits when nothing runs. The conversation lasts as long
 as the console: an edit of cordis.yml changes the tools of the next step, an
 edit of the agent's entry the agent, never the conversation. Exits 0 when told to stop, whatever
 state the entries are in, and 2 when cordis.yml cannot be loaded at start.
-`,
-	"ask": `Usage: harness ask PROMPT|- [flags] [--json] [--agent ID] [--show-reasoning]
+`
+
+const askHelp = `Usage: harness ask PROMPT|- [flags] [--json] [--agent ID] [--show-reasoning]
 
 Boots every entry of cordis.yml, waits until they settle (bounded by --wait;
 entries that fail are reported, and the tools that exist are sent), then runs
@@ -111,16 +109,18 @@ Exits 0 when the model answered; 1 when the model's API failed or the turn
 reached maxSteps; 2 on a usage error, a configuration that does not load, no
 agent entry, or no API key where the endpoint needs one (it says how to set
 it); 130 when a signal (Ctrl-C, SIGTERM or SIGHUP) ended it.
-`,
-	"tools": `Usage: harness tools [flags] [--json]
+`
+
+const toolsHelp = `Usage: harness tools [flags] [--json]
 
 Waits until every entry settles (bounded by --wait), then prints one line per
 tool: its name and the first line of its description. --json prints exactly
 the array the model receives ({"type":"function","function":{...}} per tool).
 Failed and pending entries are reported on stderr; the exit code is 1 if an
 entry failed or did not settle.
-`,
-	"call": `Usage: harness call NAME [JSON|-] [flags] [--json]
+`
+
+const callHelp = `Usage: harness call NAME [JSON|-] [flags] [--json]
 
 Waits until NAME is registered or every entry has settled (bounded by --wait),
 calls it with the JSON arguments (default {}, and so is an empty text; - reads
@@ -128,8 +128,9 @@ them from stdin; JSON that is not an object is sent as {}), and prints the text
 the model would see.
 An error result prints "Error: ..." and exits 1. --json prints
 {"text": ..., "isError": ...}. An unknown tool exits 2.
-`,
-	"resources": `Usage: harness resources [flags] [--json]
+`
+
+const resourcesHelp = `Usage: harness resources [flags] [--json]
 
 Waits until every entry settles (bounded by --wait), then prints one line per
 resource: its server, uri, name (or title) and mimeType; then one per resource
@@ -137,8 +138,9 @@ template, its uriTemplate in place of the uri, marked (template). --json
 prints {"resources": [...], "resourceTemplates": [...]}: the objects as the
 servers listed them, each with "server". Failed and pending entries are
 reported on stderr; the exit code is 1 if an entry failed or did not settle.
-`,
-	"read": `Usage: harness read SERVER URI [flags] [-o FILE] [--json]
+`
+
+const readHelp = `Usage: harness read SERVER URI [flags] [-o FILE] [--json]
 
 Waits until SERVER offers resources or every entry has settled (bounded by
 --wait), reads URI (a listed resource, or one a template describes) and prints
@@ -147,24 +149,27 @@ line. A binary content is not printed (a note on stderr says its type and
 size, exit 1): -o FILE writes every content's bytes to FILE, --json prints the
 server's result ({"contents": [...]}, binary ones in base64). An unknown
 server, or a uri the server does not know, exits 2.
-`,
-	"prompts": `Usage: harness prompts [flags] [--json]
+`
+
+const promptsHelp = `Usage: harness prompts [flags] [--json]
 
 Waits until every entry settles (bounded by --wait), then prints one line per
 prompt: its public name (mcp__<serverName>__<prompt>) and the first line of its
 description, and under it one line per argument (required ones marked).
 --json prints the prompt objects under their public names, each with
 "server".
-`,
-	"prompt": `Usage: harness prompt NAME [key=value ...|JSON] [flags] [--json]
+`
+
+const promptHelp = `Usage: harness prompt NAME [key=value ...|JSON] [flags] [--json]
 
 Waits until NAME is registered or every entry has settled (bounded by --wait),
 renders the prompt with the arguments (key=value words, or one JSON object)
 and prints its messages, "<role>: <text>", separated by a blank line. --json
 prints the server's result ({"description", "messages"}). An unknown prompt, a
 missing required argument or one the prompt does not take exits 2.
-`,
-	"status": `Usage: harness status [flags] [--json]
+`
+
+const statusHelp = `Usage: harness status [flags] [--json]
 
 Waits until every entry settles (bounded by --wait), then prints each entry:
 id, plugin, state, the reason of a failure, and for MCP servers the transport,
@@ -172,8 +177,9 @@ the server's name and version, the protocol version, the tools (public name ←
 server's name when they differ) and the last lines of its stderr. Values of
 env and headers print as <redacted>. Exits 1 if an entry failed or did not
 settle.
-`,
-	"login": `Usage: harness login ID [--no-browser] [--json] [flags]
+`
+
+const loginHelp = `Usage: harness login ID [--no-browser] [--json] [flags]
 
 Logs in to the remote MCP server of entry ID (a streamable-http entry whose
 server asks for OAuth). Opens the system browser at the authorization
@@ -188,47 +194,50 @@ this machine's 127.0.0.1, paste the address it ends on here. --json prints
 one JSON object per line: {"type":"authorize","url":…}, then
 {"type":"done",…} or {"type":"error","message":…}. Exits 0 once logged in, 1
 when the login failed, 2 when ID is not an entry that logs in with OAuth.
-`,
-	"logout": `Usage: harness logout ID [flags]
+`
+
+const logoutHelp = `Usage: harness logout ID [flags]
 
 Deletes the tokens of entry ID from the store, and revokes them where the
 authorization server offers revocation (RFC 7009). A running harness finds
 out at its next request: the entry needs a login again.
-`,
-	"validate": `Usage: harness validate [flags]
+`
+
+const validateHelp = `Usage: harness validate [flags]
 
 Checks cordis.yml without starting anything: YAML, entry structure, plugin
 names, strict decoding of each config, the !!js subset, duplicate ids and
 duplicate values that must be unique (an MCP serverName). Unset environment
 variables are warnings. Prints "ok" and exits 0, or every problem with
 file:line:column and exits 2.
-`,
-	"schema": `Usage: harness schema
+`
+
+const schemaHelp = `Usage: harness schema
 
 Prints a JSON Schema (draft 2020-12) of cordis.yml generated from the plugin
 kinds built into this binary. Point your editor's YAML support at it, and
 declare the custom tag "!!js scalar".
-`,
-	"serve":   serveHelp,
-	"import":  importHelp,
-	"web":     webHelp,
-	"version": "Usage: harness version\n\nPrints the version.\n",
-	"help":    "Usage: harness help [COMMAND]\n\nPrints help on the harness or one command.\n",
-}
+`
 
+const versionHelp = "Usage: harness version\n\nPrints the version.\n"
+
+const helpHelp = "Usage: harness help [COMMAND]\n\nPrints help on the harness or one command.\n"
+
+// commandUsage is the help of cmd, or the general help.
 func commandUsage(cmd string) string {
-	if h, ok := commandHelp[cmd]; ok {
-		return h
+	if c, ok := lookupCommand(cmd); ok {
+		return c.help
 	}
 	return usage
 }
 
 func printHelp(stdout, stderr io.Writer, topic string) int {
+	c, known := lookupCommand(topic)
 	switch {
 	case topic == "":
 		fmt.Fprint(stdout, usage)
-	case commandHelp[topic] != "":
-		fmt.Fprint(stdout, commandHelp[topic])
+	case known:
+		fmt.Fprint(stdout, c.help)
 	default:
 		fmt.Fprintf(stderr, "harness help: unknown command %q\n\n%s", topic, usage)
 		return ExitUsage

@@ -32,7 +32,7 @@ func TestServeFlags(t *testing.T) {
 		{[]string{"serve", "--tools", "some"}, "--tools must be full or meta", 2},
 		{[]string{"serve", "--token", "t0ken-value"}, "--token and --allow-host go with --http", 2},
 		{[]string{"serve", "extra"}, "serve takes no arguments", 2},
-		{[]string{"serve", "--json"}, "flag --json is for tools, call, status, ask, login, resources, read, prompts and prompt, not serve", 2},
+		{[]string{"serve", "--json"}, "flag --json is for ask, tools, call, resources, read, prompts, prompt, status and login, not serve", 2},
 		{[]string{"serve", "--http", "0.0.0.0:8750"}, "without a token", 2},
 		{[]string{"help", "serve"}, "", 0},
 	} {

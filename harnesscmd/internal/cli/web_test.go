@@ -24,7 +24,7 @@ func TestWebUsage(t *testing.T) {
 	}{
 		{[]string{"web", "extra"}, "web takes no arguments", 2},
 		{[]string{"web", "--tools", "meta"}, "flag --tools is for serve, not web", 2},
-		{[]string{"web", "--json"}, "flag --json is for tools, call, status, ask, login, resources, read, prompts and prompt, not web", 2},
+		{[]string{"web", "--json"}, "flag --json is for ask, tools, call, resources, read, prompts, prompt, status and login, not web", 2},
 		{[]string{"web", "--http", "0.0.0.0:8760"}, "with a fresh token", 2},
 		{[]string{"help", "web"}, "", 0},
 	} {
