@@ -158,7 +158,12 @@ func (s *Self) Next() string {
 }
 
 // Error is a refused loop.
-type Error struct{ Msg string }
+type Error struct {
+	Msg string
+	// Own is set when the configuration would run itself: an entry of it
+	// runs `harness serve` on the same file (a front says what to remove).
+	Own bool
+}
 
 func (e *Error) Error() string { return "harness loop: " + e.Msg }
 
@@ -167,10 +172,10 @@ func (e *Error) Error() string { return "harness loop: " + e.Msg }
 // MaxDepth harnesses already.
 func (s *Self) CheckStart() error {
 	if s.Up.HasConfig(s.Config) {
-		return &Error{fmt.Sprintf("%s is already run by a harness in front of this one (%s=%s): a harness serving its own configuration would start itself again without end — remove the entry that runs `harness serve` on this file", s.describePath(), EnvVar, s.Up)}
+		return &Error{Msg: fmt.Sprintf("%s is already run by a harness in front of this one (%s=%s): a harness serving its own configuration would start itself again without end", s.describePath(), EnvVar, s.Up), Own: true}
 	}
 	if len(s.Up) >= MaxDepth {
-		return &Error{fmt.Sprintf("%d harnesses already stand in front of this one (%s=%s), the most allowed is %d", len(s.Up), EnvVar, s.Up, MaxDepth)}
+		return &Error{Msg: fmt.Sprintf("%d harnesses already stand in front of this one (%s=%s), the most allowed is %d", len(s.Up), EnvVar, s.Up, MaxDepth)}
 	}
 	return nil
 }
@@ -188,10 +193,10 @@ func (s *Self) describePath() string {
 func (s *Self) CheckRequest(chain string) error {
 	c := Parse(chain)
 	if c.HasID(s.ID) {
-		return &Error{fmt.Sprintf("this request came from this harness itself (%s: %s): an mcp-client entry of its configuration points at its own gateway", Header, c)}
+		return &Error{Msg: fmt.Sprintf("this request came from this harness itself (%s: %s): an mcp-client entry of its configuration points at its own gateway", Header, c)}
 	}
 	if len(c) >= MaxDepth {
-		return &Error{fmt.Sprintf("this request came through %d harnesses (%s: %s), the most allowed is %d", len(c), Header, c, MaxDepth)}
+		return &Error{Msg: fmt.Sprintf("this request came through %d harnesses (%s: %s), the most allowed is %d", len(c), Header, c, MaxDepth)}
 	}
 	return nil
 }
@@ -239,11 +244,11 @@ func ServerInfo(experimental map[string]any) (info Info, ok bool) {
 func (s *Self) CheckServer(server Info) error {
 	switch {
 	case server.ID == s.ID:
-		return &Error{"the server is this harness's own gateway"}
+		return &Error{Msg: "the server is this harness's own gateway"}
 	case slices.Contains(server.Reach, s.ID):
-		return &Error{fmt.Sprintf("the server is harness %s, which reaches back to this harness (%s): the two would list each other's tools without end", server.ID, s.ID)}
+		return &Error{Msg: fmt.Sprintf("the server is harness %s, which reaches back to this harness (%s): the two would list each other's tools without end", server.ID, s.ID)}
 	case s.Config != "" && server.Config == s.Config:
-		return &Error{fmt.Sprintf("the server is harness %s running this same configuration (%s): it would run this entry too", server.ID, s.describePath())}
+		return &Error{Msg: fmt.Sprintf("the server is harness %s running this same configuration (%s): it would run this entry too", server.ID, s.describePath())}
 	}
 	return nil
 }

@@ -108,6 +108,9 @@ func TestCheckStart(t *testing.T) {
 			if err != nil && (!errors.As(err, &le) || !strings.HasPrefix(err.Error(), "harness loop: ")) {
 				t.Fatalf("CheckStart error %v is not a named loop error", err)
 			}
+			if own := strings.Contains(tc.wants, "is already run"); err != nil && le.Own != own {
+				t.Fatalf("CheckStart error %v: Own is %v", err, le.Own)
+			}
 		})
 	}
 }

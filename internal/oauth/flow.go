@@ -146,7 +146,7 @@ func (f *Flow) register(ctx context.Context, d *Discovery, prev *Record, redirec
 		if f.Settings.ClientMetadataURL != "" {
 			why = "it takes no client metadata document and offers no dynamic client registration"
 		}
-		return Client{}, fmt.Errorf("the authorization server %s cannot register this client: %s; register an OAuth app with it and set oauth.clientId (and oauth.clientSecret if it gives one) on the entry", safe.Line(as.Issuer), why)
+		return Client{}, fmt.Errorf("the authorization server %s cannot register this client: %s: %w", safe.Line(as.Issuer), why, ErrNoRegistration)
 	}
 	return f.registerDynamic(ctx, as, redirectURI)
 }

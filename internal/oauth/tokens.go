@@ -16,6 +16,11 @@ const RefreshMargin = 30 * time.Second
 // the authorization server no longer takes): only `harness login` helps.
 var ErrNoLogin = errors.New("not logged in")
 
+// ErrNoRegistration is the error of a login whose authorization server
+// registers no client by itself: a client registered beforehand
+// (oauth.clientId) is the way.
+var ErrNoRegistration = errors.New("no client registration")
+
 // NeedsLoginError says why a login is needed.
 type NeedsLoginError struct{ Reason string }
 

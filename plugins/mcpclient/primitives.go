@@ -516,7 +516,7 @@ func (s *session) listResources(ctx context.Context) ([]resources.Resource, []re
 		return nil, nil, err
 	}
 	if dup := duplicate(res, func(r resources.Resource) string { return r.URI }); dup != "" {
-		return nil, nil, fmt.Errorf("resources/list: the server listed resource %q more than once — invalid resource list", dup)
+		return nil, nil, fmt.Errorf("resources/list: invalid resource list: the server listed resource %q more than once", dup)
 	}
 	var tpl []resources.Template
 	err = s.listPages(ctx, string(mcp.MethodResourcesTemplatesList), "resourceTemplates", func(b json.RawMessage) error {
@@ -539,7 +539,7 @@ func (s *session) listResources(ctx context.Context) ([]resources.Resource, []re
 		return nil, nil, err
 	}
 	if dup := duplicate(tpl, func(t resources.Template) string { return t.URITemplate }); dup != "" {
-		return nil, nil, fmt.Errorf("resources/templates/list: the server listed template %q more than once — invalid template list", dup)
+		return nil, nil, fmt.Errorf("resources/templates/list: invalid template list: the server listed template %q more than once", dup)
 	}
 	return res, tpl, nil
 }

@@ -87,7 +87,7 @@ func boot(o *options, env Env) (*harness, *host.File, error) {
 	chain, _ := env.Lookup(loop.EnvVar)
 	self := loop.New(o.config, chain)
 	if err := self.CheckStart(); err != nil {
-		return nil, nil, exit(ExitUsage, "harness: refusing to start: %v", err)
+		return nil, nil, exit(ExitUsage, "harness: refusing to start: %v%s", err, loopHint(err))
 	}
 	h := host.New(host.Options{Logger: log, Env: jsEnv(env), Secrets: env.secrets})
 	loop.Attach(h, self)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/harness-go/harness/internal/loop"
+	"github.com/harness-go/harness/internal/oauth"
 	"github.com/harness-go/harness/internal/safe"
 	"github.com/harness-go/harness/plugins/agent"
 	"github.com/harness-go/harness/plugins/mcpserver"
@@ -57,6 +59,24 @@ func withHint(msg string, err error, console bool) string {
 func failureHint(err error) string {
 	if errors.Is(err, mcpserver.ErrNeedsToken) || errors.Is(err, web.ErrNeedsToken) {
 		return "; set token: in its entry, or listen on 127.0.0.1"
+	}
+	return ""
+}
+
+// loopHint is the advice for a harness refused at its start because its
+// configuration would run itself, after a "; " ("" for another refusal).
+func loopHint(err error) string {
+	if le, ok := errors.AsType[*loop.Error](err); ok && le.Own {
+		return "; remove the entry that runs `harness serve` on this file"
+	}
+	return ""
+}
+
+// registrationHint is the advice for a login whose authorization server
+// registers no client, after a "; " ("" for another failure).
+func registrationHint(err error) string {
+	if errors.Is(err, oauth.ErrNoRegistration) {
+		return "; register an OAuth app with it and set oauth.clientId (and oauth.clientSecret if it gives one) on the entry"
 	}
 	return ""
 }

@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/harness-go/harness/internal/loop"
+	"github.com/harness-go/harness/internal/oauth"
 	"github.com/harness-go/harness/plugins/agent"
+	"github.com/harness-go/harness/plugins/mcpserver"
+	"github.com/harness-go/harness/plugins/web"
 )
 
 // The advice comes from the error's sentinel, wherever it sits in the
@@ -32,5 +36,29 @@ func TestTurnHint(t *testing.T) {
 				t.Fatalf("withHint = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// The other advice is keyed the same way: on the error's type or sentinel,
+// never on its words.
+func TestErrorHints(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		got  string
+		want string
+	}{
+		{"a configuration that runs itself", loopHint(fmt.Errorf("wrapped: %w", &loop.Error{Msg: "x", Own: true})), "; remove the entry that runs `harness serve` on this file"},
+		{"another loop", loopHint(&loop.Error{Msg: "x"}), ""},
+		{"no registration", registrationHint(fmt.Errorf("the authorization server x cannot register this client: y: %w", oauth.ErrNoRegistration)), "; register an OAuth app with it and set oauth.clientId (and oauth.clientSecret if it gives one) on the entry"},
+		{"another login failure", registrationHint(errors.New("denied")), ""},
+		{"a gateway entry without a token", failureHint(fmt.Errorf("entry %q: apply: refusing: %w", "gw", mcpserver.ErrNeedsToken)), "; set token: in its entry, or listen on 127.0.0.1"},
+		{"a web entry without a token", failureHint(fmt.Errorf("entry %q: apply: refusing: %w", "page", web.ErrNeedsToken)), "; set token: in its entry, or listen on 127.0.0.1"},
+		{"another failure", failureHint(errors.New("boom")), ""},
+		{"a login", loginHint("gh"), "run `harness login gh`"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, tc.got, tc.want)
+		}
 	}
 }

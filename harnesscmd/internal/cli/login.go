@@ -182,7 +182,7 @@ func loginEntry(ctx context.Context, o *options, env Env, id string) error {
 }
 
 func loginFailed(o *options, emit func(loginEvent), err error) error {
-	msg := safe.Text(err.Error())
+	msg := safe.Text(err.Error()) + registrationHint(err)
 	if o.json {
 		emit(loginEvent{Type: "error", Message: msg})
 		return exit(ExitFailure, "")

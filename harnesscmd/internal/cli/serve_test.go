@@ -116,7 +116,8 @@ func TestServeRefusesALoop(t *testing.T) {
 	if code := Main(context.Background(), []string{"serve", "-c", file}, env); code != ExitUsage {
 		t.Fatalf("exit %d, stderr %s", code, errOut.String())
 	}
-	if !strings.Contains(errOut.String(), "harness: refusing to start: harness loop: "+file+" is already run by a harness in front of this one") {
+	if !strings.Contains(errOut.String(), "harness: refusing to start: harness loop: "+file+" is already run by a harness in front of this one") ||
+		!strings.HasSuffix(errOut.String(), "without end; remove the entry that runs `harness serve` on this file\n") {
 		t.Fatalf("stderr %q", errOut.String())
 	}
 }
