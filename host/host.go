@@ -626,14 +626,19 @@ func (h *Host) setState(e *entry, s State, err error, missing []string) {
 	}
 	// State changes are information: the harness tells people about
 	// failures itself. Warn and Error are for what nobody else reports.
+	// The record's entry names the entry, so err goes without the prefix.
 	log := h.log.With("entry", e.spec.ID)
+	why := ""
+	if err != nil {
+		why = reason(e.spec.ID, err)
+	}
 	switch {
 	case s == Failed:
-		log.Info("entry failed", "err", err)
+		log.Info("entry failed", "err", why)
 	case s == Reconnecting:
-		log.Info("entry reconnecting", "err", err)
+		log.Info("entry reconnecting", "err", why)
 	case s == NeedsLogin:
-		log.Info("entry needs a login", "err", err)
+		log.Info("entry needs a login", "err", why)
 	case s == Pending:
 		log.Info("entry pending", "missing", missing)
 	case s != prev:

@@ -267,7 +267,7 @@ func (h *Host) reloadFailed(next *instance, cause error) {
 	h.mu.Lock()
 	e.note = h.secrets.Err(note)
 	h.mu.Unlock()
-	next.log.Info("reload failed; the previous instance is still serving", "err", cause)
+	next.log.Info("reload failed; the previous instance is still serving", "err", reason(e.spec.ID, cause))
 	h.emitEntry(e, e.state)
 }
 
@@ -500,7 +500,7 @@ func (h *Host) failed(inst *instance, err error) {
 		h.mu.Lock()
 		e.inst = nil
 		h.mu.Unlock()
-		inst.log.Info("the serving instance failed during a reload; the new one carries on", "err", err)
+		inst.log.Info("the serving instance failed during a reload; the new one carries on", "err", reason(e.spec.ID, err))
 		h.setState(e, Starting, nil, nil)
 	case e.inst == inst:
 		h.stop(e, Failed, err)
