@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/plugins/tools"
 )
 
@@ -20,8 +22,8 @@ type LoadResult struct {
 	Quiet, During []time.Duration
 	// QuietFailed and Failed count calls that did not answer as expected.
 	QuietFailed, Failed int
-	// Lacked counts the versions of the registry, seen by a synchronous
-	// observer, that lacked the entry's tool.
+	// Lacked counts the versions of the registry (each one event on the
+	// host's stream) that lacked the entry's tool.
 	Lacked int64
 }
 
@@ -49,13 +51,7 @@ func RunReloadUnderLoad(ctx context.Context, bins *Binaries, dir string, edits, 
 	}
 	defer stopWatch()
 
-	var lacked atomic.Int64
-	stopObserving := b.Tools.Observe(func(v tools.View) {
-		if _, ok := v.Lookup("mcp__rl__echo"); !ok {
-			lacked.Add(1)
-		}
-	})
-	defer stopObserving()
+	lacked := countLacking(b, "mcp__rl__echo")
 
 	res := &LoadResult{Callers: callers, Edits: edits}
 	res.Quiet, res.QuietFailed = callFor(b, callers, edits*40, nil)
@@ -78,8 +74,49 @@ func RunReloadUnderLoad(ctx context.Context, bins *Binaries, dir string, edits, 
 	if editErr != nil {
 		return nil, editErr
 	}
-	res.During, res.Failed, res.Lacked = o.lat, o.failed, lacked.Load()
+	res.During, res.Failed, res.Lacked = o.lat, o.failed, lacked()
 	return res, nil
+}
+
+// countLacking follows the versions of b's registry on the host's stream
+// (every version is an event) and counts those that lack name. The
+// returned function ends the count once it has seen the registry's
+// version at the time of the call, and returns it.
+func countLacking(b *Bridge, name string) (total func() int64) {
+	sub := b.Host.Subscribe()
+	_, has := b.Tools.Lookup(name)
+	var seen atomic.Uint64
+	seen.Store(b.Tools.Version()) // what came before is not counted
+	var lacked atomic.Int64
+	caught := make(chan struct{}, 1)
+	go func() {
+		for ev := range sub.C {
+			if ev.Type != host.ServiceChanged || ev.Service != tools.Service {
+				continue
+			}
+			switch {
+			case slices.Contains(ev.Added, name):
+				has = true
+			case slices.Contains(ev.Removed, name):
+				has = false
+			}
+			if !has {
+				lacked.Add(1)
+			}
+			seen.Store(max(seen.Load(), ev.Version))
+			select {
+			case caught <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	return func() int64 {
+		defer sub.Close()
+		for want := b.Tools.Version(); seen.Load() < want; {
+			<-caught
+		}
+		return lacked.Load()
+	}
 }
 
 // callFor runs callers goroutines calling mcp__rl__echo: n calls in all, or

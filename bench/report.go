@@ -197,7 +197,7 @@ func (r *Report) WriteTable(w io.Writer) {
 		fmt.Fprintf(tw, "without edits\t%d\t%d\t%s\t%s\t\n", len(l.Quiet), l.QuietFailed, usf(Median(l.Quiet)), usf(Percentile(l.Quiet, 99)))
 		fmt.Fprintf(tw, "during the edits\t%d\t%d\t%s\t%s\t\n", len(l.During), l.Failed, usf(Median(l.During)), usf(Percentile(l.During, 99)))
 		tw.Flush()
-		fmt.Fprintf(w, "moments the registry lacked the tool (a synchronous observer of every version): %d\n", l.Lacked)
+		fmt.Fprintf(w, "moments the registry lacked the tool (every version, on the host's stream): %d\n", l.Lacked)
 		fmt.Fprintf(w, "p99 during the edits / without: %.2f\n", sec(Percentile(l.During, 99))/sec(Percentile(l.Quiet, 99)))
 	}
 

@@ -108,16 +108,23 @@ func (c *Context) Provide(name string, v any) error {
 	h.mu.Lock()
 	err := h.claimLocked(name, svc)
 	h.mu.Unlock()
+	if err == nil {
+		err = h.attach(name, svc)
+	}
 	if err != nil {
 		return err
 	}
 	h.post(h.wakePending)
 	_, err = c.inst.fiber.Defer("withdraw service "+name, func(context.Context) error {
 		h.mu.Lock()
-		if h.services[name] == svc {
+		mine := h.services[name] == svc
+		if mine {
 			delete(h.services, name)
 		}
 		h.mu.Unlock()
+		if mine {
+			h.detach(v)
+		}
 		return nil
 	})
 	return err

@@ -161,15 +161,49 @@ func ProcessEnv() jsexpr.Env { return jsexpr.OSEnv() }
 // Provide makes a service available to every instance, for the life of the
 // host (the built-in services, such as tools). A name already provided — by
 // the host or by an instance — is an error: a service has one provider.
+//
+// A [Versioned] service's changes go on the host's stream from then on
+// ([ServiceChanged]).
 func (h *Host) Provide(name string, v any) error {
+	svc := &service{value: v}
 	h.mu.Lock()
-	err := h.claimLocked(name, &service{value: v})
+	err := h.claimLocked(name, svc)
 	h.mu.Unlock()
+	if err == nil {
+		err = h.attach(name, svc)
+	}
 	if err != nil {
 		return err
 	}
 	h.post(h.wakePending)
 	return nil
+}
+
+// attach puts the changes of svc's value, if it is a [Versioned] service,
+// on h's stream under name, once svc provides name. It runs without h.mu
+// (a change holds the record's lock, then h.mu); if the record already
+// tells someone else, svc stops providing name.
+func (h *Host) attach(name string, svc *service) error {
+	c := changesOf(svc.value)
+	if c == nil {
+		return nil
+	}
+	err := c.attach(h, name)
+	if err != nil {
+		h.mu.Lock()
+		if h.services[name] == svc {
+			delete(h.services, name)
+		}
+		h.mu.Unlock()
+	}
+	return err
+}
+
+// detach undoes attach.
+func (h *Host) detach(v any) {
+	if c := changesOf(v); c != nil {
+		c.detach(h)
+	}
 }
 
 // claimLocked makes svc the provider of name, unless another provides it.

@@ -14,6 +14,7 @@ import (
 	"weak"
 
 	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/internal/testkit/hosttest"
 	"github.com/harness-go/harness/plugins/tools"
 )
 
@@ -389,26 +390,14 @@ func TestMakeBeforeBreak(t *testing.T) {
 }
 
 // The old instance serves every call until the successor takes over, and
-// the registry never lacks the entry's tool: a synchronous observer sees
-// each version of the set.
+// the registry never lacks the entry's tool: the host's stream has each
+// version of the set.
 func TestMakeBeforeBreakNeverLacksTheTools(t *testing.T) {
 	t.Parallel()
 	fx := newFixture(t)
-	var mu sync.Mutex
-	lacked := 0
-	stop := fx.tools.Observe(func(v tools.View) {
-		if _, ok := v.Lookup("t_a"); !ok {
-			mu.Lock()
-			lacked++
-			mu.Unlock()
-		}
-	})
-	defer stop()
 	fx.mustLoad(relayEntry("a", "v0", ""))
 	fx.waitState("a", host.Ready)
-	mu.Lock()
-	lacked = 0 // the first registration is not a gap
-	mu.Unlock()
+	lacked := hosttest.LackingTool(t, fx.h, fx.tools, "t_a") // the first registration is not a gap
 	for i := 1; i <= 20; i++ {
 		fx.mustLoad(relayEntry("a", fmt.Sprintf("v%d", i), ""))
 		fx.waitFor(fmt.Sprintf("a dispose v%d", i-1))
@@ -416,10 +405,8 @@ func TestMakeBeforeBreakNeverLacksTheTools(t *testing.T) {
 			t.Fatalf("after edit %d: %q", i, got)
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if lacked > 0 {
-		t.Fatalf("the registry lacked t_a %d times", lacked)
+	if n := lacked(); n > 0 {
+		t.Fatalf("the registry lacked t_a %d times", n)
 	}
 }
 

@@ -102,11 +102,24 @@ const (
 	// ReloadRejected reports a configuration that was refused; nothing
 	// changed.
 	ReloadRejected
+	// ServiceChanged reports a change of a service's content (a tool
+	// registered or removed, say): see [Changes].
+	ServiceChanged
 )
 
 // Event is one thing that happened in a host, as [Host.Subscribe] delivers
-// it: the console, the live lines and tests consume this stream. The host
-// logs the same transitions itself, where it emits them (setState).
+// it: the console, the live lines, the web page and tests consume this
+// stream. The host logs the same transitions itself, where it emits them
+// (setState).
+//
+// Every subscriber sees the events in one order, the order in which they
+// happened: an event is queued to every subscription at the moment of its
+// change. So a service change a plugin makes before it reports (returns
+// from Apply, calls a done function of [Context.Begin], Reconnecting)
+// comes before the entry's event that report causes (ready), and the
+// removal of what an instance registered comes before the event of the
+// state its disposal leads to (stopped, failed, pending). A service's
+// changes come in the order of its versions, every version once.
 type Event struct {
 	Type EventType
 	Time time.Time
@@ -124,6 +137,14 @@ type Event struct {
 
 	// For Reloaded and ReloadRejected.
 	Plan *Plan
+
+	// For ServiceChanged: the service's name (as provided), its version
+	// after the change, and the names the change added and removed, for a
+	// service that names its content (the tools', the prompts', the
+	// servers' of resources); a name replaced in place is in neither.
+	Service        string
+	Version        uint64
+	Added, Removed []string
 }
 
 // Reason is the error of an EntryChanged event without the "entry <id>: "
@@ -141,6 +162,19 @@ func (e Event) String() string {
 		return "reloaded: " + e.Plan.String()
 	case ReloadRejected:
 		return fmt.Sprintf("reload rejected: %v", e.Err)
+	case ServiceChanged:
+		var parts []string
+		if len(e.Added) > 0 {
+			parts = append(parts, "added "+strings.Join(e.Added, ", "))
+		}
+		if len(e.Removed) > 0 {
+			parts = append(parts, "removed "+strings.Join(e.Removed, ", "))
+		}
+		s := fmt.Sprintf("service %q changed (version %d)", e.Service, e.Version)
+		if len(parts) > 0 {
+			s += ": " + strings.Join(parts, "; ")
+		}
+		return s
 	}
 	s := fmt.Sprintf("entry %q: %s → %s", e.Entry, e.Prev, e.State)
 	if e.Err != nil {

@@ -19,16 +19,17 @@ const DirectoryService = "agents"
 var DirectoryKey = host.NewKey[*Directory](DirectoryService)
 
 // Directory holds the running agents by entry id. It is safe for
-// concurrent use.
+// concurrent use. Its changes go on the stream of the host it is provided
+// to (host.ServiceChanged, with the entry ids added and removed).
 type Directory struct {
 	mu      sync.Mutex
 	agents  map[string]*Agent
-	changed chan struct{}
+	changes host.Changes
 }
 
 // NewDirectory returns an empty directory.
 func NewDirectory() *Directory {
-	return &Directory{agents: map[string]*Agent{}, changed: make(chan struct{})}
+	return &Directory{agents: map[string]*Agent{}}
 }
 
 // DirectoryFrom returns the directory injected into a plugin instance.
@@ -44,23 +45,18 @@ func (d *Directory) Register(f *fiber.Fiber, id string, a *Agent) error {
 		return fmt.Errorf("agent %q is already registered", id)
 	}
 	d.agents[id] = a
-	d.changedLocked()
+	d.changes.Record([]string{id}, nil)
 	d.mu.Unlock()
 	_, err := f.Defer("unregister agent "+id, func(context.Context) error {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		if d.agents[id] == a {
 			delete(d.agents, id)
-			d.changedLocked()
+			d.changes.Record(nil, []string{id})
 		}
 		return nil
 	})
 	return err
-}
-
-func (d *Directory) changedLocked() {
-	close(d.changed)
-	d.changed = make(chan struct{})
 }
 
 // Get returns the agent registered under id.
@@ -83,9 +79,8 @@ func (d *Directory) IDs() []string {
 	return ids
 }
 
+// Changes is the directory's change record (see [host.Changes]).
+func (d *Directory) Changes() *host.Changes { return &d.changes }
+
 // Changed returns a channel closed at the next registration or removal.
-func (d *Directory) Changed() <-chan struct{} {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.changed
-}
+func (d *Directory) Changed() <-chan struct{} { return d.changes.Changed() }

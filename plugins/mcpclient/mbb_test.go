@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/internal/testkit/hosttest"
 	"github.com/harness-go/harness/internal/testkit/proctest"
 	"github.com/harness-go/harness/plugins/tools"
 )
@@ -65,18 +66,11 @@ func (c *callers) halt() {
 func TestMakeBeforeBreakUnderLoad(t *testing.T) {
 	t.Parallel()
 	hx := newHarness(t)
-	var lacked atomic.Int64
-	stop := hx.Tools.Observe(func(v tools.View) {
-		if _, ok := v.Lookup("mcp__srv__echo"); !ok {
-			lacked.Add(1)
-		}
-	})
-	defer stop()
 	entry := func(i int) string {
 		return yml(hx.stdio("a", "srv", nil, "--only", "echo,pid", "--name", fmt.Sprintf("edit-%d", i)))
 	}
 	hx.mustLoad(entry(0))
-	lacked.Store(0)
+	lacked := hosttest.LackingTool(t, hx.H, hx.Tools, "mcp__srv__echo") // the first registration is not a gap
 	c := startCallers(hx, 16, "mcp__srv__echo", `{"message":"hi"}`, "echo: hi")
 	seen := map[int]bool{hx.pid("a"): true}
 	for i := 1; i <= 20; i++ {
@@ -90,7 +84,7 @@ func TestMakeBeforeBreakUnderLoad(t *testing.T) {
 	if n := c.failed.Load(); n > 0 {
 		t.Fatalf("%d of %d calls failed during the edits; the first: %q", n, c.calls.Load(), c.first)
 	}
-	if n := lacked.Load(); n > 0 {
+	if n := lacked(); n > 0 {
 		t.Fatalf("the registry lacked the tool %d times", n)
 	}
 	if len(seen) != 21 {

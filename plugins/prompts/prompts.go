@@ -8,8 +8,10 @@
 //     disposed, or earlier through [Set.Release].
 //  2. [Registry.Replace] swaps one generation for another in one step, all
 //     or nothing: a reader sees the old prompts or the new ones.
-//  3. Every change is one event: [Registry.Changed] is closed and
-//     [Registry.Version] goes up once.
+//  3. Every change is one event: [Registry.Version] goes up once,
+//     [Registry.Changed] is closed, and the host the registry is provided to
+//     tells it on its stream (host.ServiceChanged, with the names added and
+//     removed).
 //  4. A prompt's public name is [PublicName] of its server and its own
 //     name — the naming algorithm of tools (docs/rfc/0003-mcp-client.md,
 //     "Names") — and a name registered by someone else is a conflict.
@@ -147,15 +149,14 @@ type Registry struct {
 	mu      sync.RWMutex
 	prompts map[string]*entry
 	sorted  []*entry // nil when stale
-	version uint64
-	changed chan struct{}
+	changes host.Changes
 }
 
 type entry struct{ p Prompt }
 
 // New returns an empty registry.
 func New() *Registry {
-	return &Registry{prompts: map[string]*entry{}, changed: make(chan struct{})}
+	return &Registry{prompts: map[string]*entry{}}
 }
 
 // From returns the registry injected into a plugin instance.
@@ -219,15 +220,16 @@ func (r *Registry) Replace(f *fiber.Fiber, old *Set, batch ...Prompt) (*Set, err
 			break
 		}
 	}
-	changed := r.removeLocked(mine)
+	removed := r.removeLocked(mine)
+	var added []string
 	if conflict == nil {
 		for _, e := range entries {
 			r.prompts[e.p.Name] = e
+			added = append(added, e.p.Name)
 		}
-		changed = changed || len(entries) > 0
 	}
-	if changed {
-		r.changedLocked()
+	if len(added)+len(removed) > 0 {
+		r.changedLocked(added, removed)
 	}
 	r.mu.Unlock()
 	if old != nil {
@@ -244,8 +246,8 @@ func (r *Registry) Replace(f *fiber.Fiber, old *Set, batch ...Prompt) (*Set, err
 		}
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		if r.removeLocked(own) {
-			r.changedLocked()
+		if removed := r.removeLocked(own); len(removed) > 0 {
+			r.changedLocked(nil, removed)
 		}
 		return nil
 	})
@@ -256,37 +258,34 @@ func (r *Registry) Replace(f *fiber.Fiber, old *Set, batch ...Prompt) (*Set, err
 	return set, nil
 }
 
-func (r *Registry) removeLocked(own map[*entry]bool) bool {
-	removed := false
+// removeLocked removes the given entries that are still registered and
+// returns their names.
+func (r *Registry) removeLocked(own map[*entry]bool) []string {
+	var removed []string
 	for e := range own {
 		if r.prompts[e.p.Name] == e {
 			delete(r.prompts, e.p.Name)
-			removed = true
+			removed = append(removed, e.p.Name)
 		}
 	}
 	return removed
 }
 
-func (r *Registry) changedLocked() {
+// changedLocked records one change (a name re-added is in neither list).
+func (r *Registry) changedLocked(added, removed []string) {
 	r.sorted = nil
-	r.version++
-	close(r.changed)
-	r.changed = make(chan struct{})
+	r.changes.Record(host.Diff(added, removed))
 }
 
-// Changed returns a channel closed at the next change.
-func (r *Registry) Changed() <-chan struct{} {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.changed
-}
+// Changes is the registry's change record (see [host.Changes]).
+func (r *Registry) Changes() *host.Changes { return &r.changes }
+
+// Changed returns a channel closed at the next change, for a reader that
+// has the registry but not its host (the gateway).
+func (r *Registry) Changed() <-chan struct{} { return r.changes.Changed() }
 
 // Version increases with every change.
-func (r *Registry) Version() uint64 {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.version
-}
+func (r *Registry) Version() uint64 { return r.changes.Version() }
 
 // Lookup returns the prompt registered under its public name.
 func (r *Registry) Lookup(name string) (Prompt, bool) {

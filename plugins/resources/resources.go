@@ -10,8 +10,10 @@
 //     disposed, or earlier through [Set.Release].
 //  2. [Registry.Replace] swaps one registration for another in one step: a
 //     reader sees the old source or the new one, never neither.
-//  3. Every change is one event: [Registry.Changed] is closed and
-//     [Registry.Version] goes up once.
+//  3. Every change is one event: [Registry.Version] goes up once,
+//     [Registry.Changed] is closed, and the host the registry is provided to
+//     tells it on its stream (host.ServiceChanged, with the servers added
+//     and removed).
 //  4. A server is registered by one source at a time; resources are keyed
 //     by (server, uri), templates by (server, uriTemplate).
 //  5. Subscriptions are counted per (server, uri): the first subscriber asks
@@ -124,8 +126,7 @@ var (
 type Registry struct {
 	mu      sync.RWMutex
 	sources map[string]*entry // by server
-	version uint64
-	changed chan struct{}
+	changes host.Changes
 	subs    map[subKey]*subscription
 }
 
@@ -147,7 +148,7 @@ type Subscriber struct {
 
 // New returns an empty registry.
 func New() *Registry {
-	return &Registry{sources: map[string]*entry{}, changed: make(chan struct{}), subs: map[subKey]*subscription{}}
+	return &Registry{sources: map[string]*entry{}, subs: map[subKey]*subscription{}}
 }
 
 // From returns the registry injected into a plugin instance.
@@ -200,17 +201,17 @@ func (r *Registry) Replace(f *fiber.Fiber, old *Set, src Source) (*Set, error) {
 	if cur, taken := r.sources[src.Server]; taken && (old == nil || cur != old.e) {
 		conflict = fmt.Errorf("resources of server %q are %w", src.Server, ErrConflict)
 	}
-	changed := false
+	var added, removed []string
 	if old != nil && r.sources[old.e.src.Server] == old.e {
 		delete(r.sources, old.e.src.Server)
-		changed = true
+		removed = append(removed, old.e.src.Server)
 	}
 	if conflict == nil {
 		r.sources[src.Server] = e
-		changed = true
+		added = append(added, src.Server)
 	}
-	if changed {
-		r.changedLocked()
+	if len(added)+len(removed) > 0 {
+		r.changes.Record(host.Diff(added, removed))
 	}
 	r.mu.Unlock()
 	if old != nil {
@@ -225,7 +226,7 @@ func (r *Registry) Replace(f *fiber.Fiber, old *Set, src Source) (*Set, error) {
 		defer r.mu.Unlock()
 		if r.sources[src.Server] == e {
 			delete(r.sources, src.Server)
-			r.changedLocked()
+			r.changes.Record(nil, []string{src.Server})
 		}
 		return nil
 	})
@@ -275,25 +276,15 @@ func check(src *Source) error {
 	return nil
 }
 
-func (r *Registry) changedLocked() {
-	r.version++
-	close(r.changed)
-	r.changed = make(chan struct{})
-}
+// Changes is the registry's change record (see [host.Changes]).
+func (r *Registry) Changes() *host.Changes { return &r.changes }
 
-// Changed returns a channel closed at the next change.
-func (r *Registry) Changed() <-chan struct{} {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.changed
-}
+// Changed returns a channel closed at the next change, for a reader that
+// has the registry but not its host (the gateway).
+func (r *Registry) Changed() <-chan struct{} { return r.changes.Changed() }
 
 // Version increases with every change.
-func (r *Registry) Version() uint64 {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.version
-}
+func (r *Registry) Version() uint64 { return r.changes.Version() }
 
 // Servers returns the registered servers, sorted.
 func (r *Registry) Servers() []string {

@@ -124,66 +124,20 @@ type entry struct {
 }
 
 // Registry holds the registered tools. It is safe for concurrent use.
+// Its changes go on the stream of the host it is provided to
+// ([host.ServiceChanged], with the names added and removed).
 type Registry struct {
-	mu        sync.RWMutex
-	tools     map[string]*entry
-	sorted    []*entry // nil when stale
-	model     []byte   // nil when stale
-	version   uint64
-	changed   chan struct{}
-	observers map[*observer]struct{}
-	log       *slog.Logger
-}
-
-type observer struct{ fn func(View) }
-
-// View is the set of tools at one version, as an observer sees it (see
-// [Registry.Observe]). It is valid only during the observer's call.
-type View struct {
-	version uint64
+	mu      sync.RWMutex
 	tools   map[string]*entry
-}
-
-// Version is the registry's version this view shows.
-func (v View) Version() uint64 { return v.version }
-
-// Len is the number of tools.
-func (v View) Len() int { return len(v.tools) }
-
-// Lookup reports whether name is registered, and its tool.
-func (v View) Lookup(name string) (Tool, bool) {
-	e, ok := v.tools[name]
-	if !ok {
-		return Tool{}, false
-	}
-	return e.tool, true
-}
-
-// Observe calls fn at every change of the set of tools, synchronously and in
-// order, with the set as the change left it — so an observer sees every
-// version, where [Registry.Changed] coalesces. It is for measurements and
-// tests that must not miss a version (bench, the make-before-break tests);
-// the harness itself watches Changed. fn runs under the registry's
-// lock: it must be quick and must not call the registry. stop ends the
-// observation.
-func (r *Registry) Observe(fn func(View)) (stop func()) {
-	o := &observer{fn: fn}
-	r.mu.Lock()
-	if r.observers == nil {
-		r.observers = map[*observer]struct{}{}
-	}
-	r.observers[o] = struct{}{}
-	r.mu.Unlock()
-	return func() {
-		r.mu.Lock()
-		delete(r.observers, o)
-		r.mu.Unlock()
-	}
+	sorted  []*entry // nil when stale
+	model   []byte   // nil when stale
+	changes host.Changes
+	log     *slog.Logger
 }
 
 // New returns an empty registry.
 func New(opts ...Option) *Registry {
-	r := &Registry{tools: map[string]*entry{}, changed: make(chan struct{}), log: slog.Default()}
+	r := &Registry{tools: map[string]*entry{}, log: slog.Default()}
 	for _, o := range opts {
 		o(r)
 	}
@@ -267,15 +221,16 @@ func (r *Registry) Replace(f *fiber.Fiber, old *Set, batch ...Tool) (*Set, error
 			break
 		}
 	}
-	changed := r.removeLocked(mine)
+	removed := r.removeLocked(mine)
+	var added []string
 	if conflict == nil {
 		for _, e := range entries {
 			r.tools[e.tool.Name] = e
+			added = append(added, e.tool.Name)
 		}
-		changed = changed || len(entries) > 0
 	}
-	if changed {
-		r.changedLocked()
+	if len(removed)+len(added) > 0 {
+		r.changedLocked(added, removed)
 	}
 	r.mu.Unlock()
 	if old != nil {
@@ -293,8 +248,8 @@ func (r *Registry) Replace(f *fiber.Fiber, old *Set, batch ...Tool) (*Set, error
 		}
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		if r.removeLocked(own) {
-			r.changedLocked()
+		if removed := r.removeLocked(own); len(removed) > 0 {
+			r.changedLocked(nil, removed)
 		}
 		return nil
 	}
@@ -335,41 +290,38 @@ func prepare(batch []Tool) ([]*entry, error) {
 }
 
 // removeLocked removes the given entries that are still registered and
-// reports whether any was.
-func (r *Registry) removeLocked(own map[*entry]bool) bool {
-	removed := false
+// returns their names.
+func (r *Registry) removeLocked(own map[*entry]bool) []string {
+	var removed []string
 	for e := range own {
 		if r.tools[e.tool.Name] == e {
 			delete(r.tools, e.tool.Name)
-			removed = true
+			removed = append(removed, e.tool.Name)
 		}
 	}
 	return removed
 }
 
-func (r *Registry) changedLocked() {
+// changedLocked records one change: the names the tool set gained and
+// lost (a name in both was replaced in place, and is in neither).
+func (r *Registry) changedLocked(added, removed []string) {
 	r.sorted, r.model = nil, nil
-	r.version++
-	close(r.changed)
-	r.changed = make(chan struct{})
-	for o := range r.observers {
-		o.fn(View{version: r.version, tools: r.tools})
-	}
+	added, removed = host.Diff(added, removed)
+	r.changes.Record(added, removed)
 }
 
-// Changed returns a channel closed at the next change of the set of tools.
-func (r *Registry) Changed() <-chan struct{} {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.changed
-}
+// Changes is the registry's change record: its version, and the channel
+// of Changed. A host the registry is provided to tells every change on its
+// stream.
+func (r *Registry) Changes() *host.Changes { return &r.changes }
+
+// Changed returns a channel closed at the next change of the set of tools,
+// for a reader that has the registry but not its host (the gateway); one
+// that has the host reads its stream ([host.Host.Subscribe]).
+func (r *Registry) Changed() <-chan struct{} { return r.changes.Changed() }
 
 // Version increases with every change of the set of tools.
-func (r *Registry) Version() uint64 {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.version
-}
+func (r *Registry) Version() uint64 { return r.changes.Version() }
 
 // Lookup returns the tool registered under name.
 func (r *Registry) Lookup(name string) (Tool, bool) {

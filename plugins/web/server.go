@@ -32,7 +32,8 @@ type Options struct {
 	// Host is the harness's host: its entries, events and restarts.
 	Host *host.Host
 	// Tools is the tools registry; Agents the agent directory (nil: no
-	// chat).
+	// chat). Both are those provided to Host: the page learns of their
+	// changes from its stream.
 	Tools  *tools.Registry
 	Agents *agent.Directory
 	// Config is the path of cordis.yml, shown on the page and read for

@@ -12,6 +12,7 @@ import (
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/host/conffile"
 	"github.com/harness-go/harness/plugins/agent"
+	"github.com/harness-go/harness/plugins/tools"
 )
 
 // state is what the server keeps for the pages beside what it reads fresh
@@ -30,8 +31,8 @@ const eventRing = 200
 const coalesce = 50 * time.Millisecond
 
 // Run keeps the pages up to date until ctx ends: it watches the host's
-// events, the registry, the agents and the logs, and sends what changed to
-// every stream.
+// events (the registry's and the agents' changes among them) and the logs,
+// and sends what changed to every stream.
 func (s *Server) Run(ctx context.Context) error {
 	events := s.o.Host.Subscribe()
 	defer events.Close()
@@ -52,14 +53,8 @@ func (s *Server) Run(ctx context.Context) error {
 			fire = timer.C
 		}
 	}
-	// Each change channel is taken again as soon as it fired, before the
-	// state it announces is read: a change during a rebuild closes the new
-	// one, and is never missed.
-	toolsChanged := s.o.Tools.Changed()
-	var agentsChanged <-chan struct{}
-	if s.o.Agents != nil {
-		agentsChanged = s.o.Agents.Changed()
-	}
+	// One stream: the entries' events, the reloads, and the changes of the
+	// services (tools, agents) the host was given.
 	for {
 		select {
 		case <-ctx.Done():
@@ -73,18 +68,10 @@ func (s *Server) Run(ctx context.Context) error {
 			if !ok {
 				return nil
 			}
-			s.hostEvent(ev)
-			p := parts{entries: true, agents: true}
-			if ev.Type != host.EntryChanged {
-				p.file = true
+			if ev.Type != host.ServiceChanged { // the Events view shows entries and reloads
+				s.hostEvent(ev)
 			}
-			mark(p)
-		case <-toolsChanged:
-			toolsChanged = s.o.Tools.Changed()
-			mark(parts{tools: true, entries: true, agents: true})
-		case <-agentsChanged:
-			agentsChanged = s.o.Agents.Changed()
-			mark(parts{agents: true})
+			mark(affected(ev))
 		case rec := <-logs:
 			s.broadcast(wrap("log", "log", s.redact(mustJSON(rec))), nil)
 			if rec.Entry != "" {
@@ -96,6 +83,24 @@ func (s *Server) Run(ctx context.Context) error {
 			dirty = parts{}
 		}
 	}
+}
+
+// affected is what an event of the host changes on the page: an entry's
+// event its entries and agents; a reload the file too; a change of the
+// tools the tools, the entries (their tool counts) and the agents (theirs);
+// one of the agents the agents.
+func affected(ev host.Event) parts {
+	switch {
+	case ev.Type == host.EntryChanged:
+		return parts{entries: true, agents: true}
+	case ev.Type != host.ServiceChanged:
+		return parts{entries: true, agents: true, file: true}
+	case ev.Service == tools.Service:
+		return parts{tools: true, entries: true, agents: true}
+	case ev.Service == agent.DirectoryService:
+		return parts{agents: true}
+	}
+	return parts{}
 }
 
 // parts says which parts of the state to rebuild.

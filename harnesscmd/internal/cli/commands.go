@@ -142,36 +142,7 @@ func parseArgs(raw []byte) (args json.RawMessage, note string, err error) {
 // waitForTool waits until name is registered or every entry has settled,
 // bounded by --wait.
 func (hs *harness) waitForTool(ctx context.Context, name string) bool {
-	var deadline <-chan time.Time
-	if hs.o.wait > 0 {
-		t := time.NewTimer(hs.o.wait)
-		defer t.Stop()
-		deadline = t.C
-	}
-	events := hs.host.Subscribe()
-	defer events.Close()
-	for {
-		toolsChanged := hs.tools.Changed()
-		if _, ok := hs.tools.Lookup(name); ok {
-			return true
-		}
-		if hs.o.wait <= 0 || host.AllSettled(hs.host.Snapshot()) {
-			return false
-		}
-		select {
-		case <-toolsChanged:
-		case _, open := <-events.C:
-			if !open {
-				_, ok := hs.tools.Lookup(name)
-				return ok
-			}
-		case <-deadline:
-			_, ok := hs.tools.Lookup(name)
-			return ok
-		case <-ctx.Done():
-			return false
-		}
-	}
+	return hs.waitFor(ctx, func() bool { _, ok := hs.tools.Lookup(name); return ok })
 }
 
 // unknownTool explains why name is not there: the state of the entry that

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/internal/safe"
+	"github.com/harness-go/harness/plugins/tools"
 )
 
 // reporter tells a person on stderr what the entries are doing: while they
@@ -22,11 +22,10 @@ type reporter struct {
 	sub    *host.Subscription
 	done   chan struct{}
 	mu     sync.Mutex
-	live   bool // redraw one summary line
-	plain  bool // print a line per event
-	drawn  bool // a live line is on screen
-	loaded bool // the first load was seen
-	tools  map[string]bool
+	live   bool      // redraw one summary line
+	plain  bool      // print a line per event
+	drawn  bool      // a live line is on screen
+	loaded bool      // the first load was seen
 	since  time.Time // events before this were summed up by the live line
 
 	stopOnce sync.Once
@@ -43,10 +42,6 @@ func startProgress(hs *harness, events bool) *reporter {
 		done:  make(chan struct{}),
 		live:  drawable(hs),
 		plain: events && (!hs.env.StderrTTY || hs.o.logFormat == "json"),
-		tools: map[string]bool{},
-	}
-	for _, n := range hs.tools.Names() {
-		r.tools[n] = true
 	}
 	go r.loop()
 	r.redraw()
@@ -73,31 +68,19 @@ func (r *reporter) eventsFollow() {
 	if !r.plain {
 		// What happened until now is the start, which the live line
 		// summed up, or which went quietly (a dumb terminal), and the
-		// caller reports what went wrong: events and tool changes still
+		// caller reports what went wrong: events (tool changes too) still
 		// on their way from before are not news.
 		r.since = time.Now()
-		r.tools = map[string]bool{}
-		for _, n := range r.hs.tools.Names() {
-			r.tools[n] = true
-		}
 	}
 	r.live, r.plain = false, true
 }
 
+// loop reads the host's one stream: entries, reloads and the tools'
+// changes alike.
 func (r *reporter) loop() {
 	defer close(r.done)
-	toolsChanged := r.hs.tools.Changed()
-	for {
-		select {
-		case ev, ok := <-r.sub.C:
-			if !ok {
-				return
-			}
-			r.event(ev)
-		case <-toolsChanged:
-			toolsChanged = r.hs.tools.Changed()
-			r.toolDiff()
-		}
+	for ev := range r.sub.C {
+		r.event(ev)
 	}
 }
 
@@ -135,6 +118,11 @@ func (r *reporter) describe(ev host.Event) string {
 		return fmt.Sprintf("%s: its file reloaded: %s", ev.Entry, ev.Plan.String())
 	case ev.Type == host.ReloadRejected && ev.Entry != "":
 		return "" // the entry's note says it ("…; its children are unchanged")
+	case ev.Type == host.ServiceChanged:
+		if ev.Service != tools.Service {
+			return ""
+		}
+		return toolsLine(ev.Added, ev.Removed)
 	}
 	switch ev.Type {
 	case host.Reloaded:
@@ -187,32 +175,9 @@ func (r *reporter) toolCount(id string) string {
 	return ""
 }
 
-// toolDiff prints the tools added and removed since the last look.
-func (r *reporter) toolDiff() {
-	now := map[string]bool{}
-	for _, n := range r.hs.tools.Names() {
-		now[n] = true
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var added, removed []string
-	for n := range now {
-		if !r.tools[n] {
-			added = append(added, n)
-		}
-	}
-	for n := range r.tools {
-		if !now[n] {
-			removed = append(removed, n)
-		}
-	}
-	r.tools = now
-	if !r.plain || len(added)+len(removed) == 0 {
-		r.redrawLocked()
-		return
-	}
-	sort.Strings(added)
-	sort.Strings(removed)
+// toolsLine is the line of one change of the tools: the names added and
+// removed (sorted, as the event has them), or "" when it named none.
+func toolsLine(added, removed []string) string {
 	var parts []string
 	if len(added) > 0 {
 		parts = append(parts, "added "+strings.Join(added, ", "))
@@ -220,8 +185,10 @@ func (r *reporter) toolDiff() {
 	if len(removed) > 0 {
 		parts = append(parts, "removed "+strings.Join(removed, ", "))
 	}
-	r.clear()
-	r.hs.note("info", "tools "+strings.Join(parts, "; "))
+	if len(parts) == 0 {
+		return ""
+	}
+	return "tools " + strings.Join(parts, "; ")
 }
 
 func (r *reporter) redraw() {

@@ -77,9 +77,11 @@ func orElse(a, b string) string {
 	return b
 }
 
-// waitFor waits until ok holds (woken by changed) or every entry has
-// settled, bounded by --wait.
-func (hs *harness) waitFor(ctx context.Context, changed func() <-chan struct{}, ok func() bool) bool {
+// waitFor waits until ok holds or every entry has settled, bounded by
+// --wait. It looks again at every event of the host: the services' changes
+// are on the same stream as the entries' (a tool registered, a server's
+// resources).
+func (hs *harness) waitFor(ctx context.Context, ok func() bool) bool {
 	var deadline <-chan time.Time
 	if hs.o.wait > 0 {
 		t := time.NewTimer(hs.o.wait)
@@ -89,7 +91,6 @@ func (hs *harness) waitFor(ctx context.Context, changed func() <-chan struct{}, 
 	events := hs.host.Subscribe()
 	defer events.Close()
 	for {
-		ch := changed()
 		if ok() {
 			return true
 		}
@@ -97,7 +98,6 @@ func (hs *harness) waitFor(ctx context.Context, changed func() <-chan struct{}, 
 			return false
 		}
 		select {
-		case <-ch:
 		case _, open := <-events.C:
 			if !open {
 				return ok()
@@ -151,7 +151,7 @@ func entryHint(snap []host.EntryStatus, name, lacks string, wait time.Duration) 
 // readResource is `harness read SERVER URI [-o FILE]`.
 func readResource(ctx context.Context, hs *harness, progress *reporter) error {
 	server, uri := hs.o.args[0], hs.o.args[1]
-	found := hs.waitFor(ctx, hs.resources.Changed, func() bool { return hs.resources.Has(server) })
+	found := hs.waitFor(ctx, func() bool { return hs.resources.Has(server) })
 	progress.stop()
 	if err := interrupted(ctx); err != nil {
 		return err
@@ -326,7 +326,7 @@ func getPrompt(ctx context.Context, hs *harness, progress *reporter) error {
 	if err != nil {
 		return exit(ExitUsage, "harness prompt: %v", err)
 	}
-	found := hs.waitFor(ctx, hs.prompts.Changed, func() bool { _, ok := hs.prompts.Lookup(name); return ok })
+	found := hs.waitFor(ctx, func() bool { _, ok := hs.prompts.Lookup(name); return ok })
 	progress.stop()
 	if err := interrupted(ctx); err != nil {
 		return err

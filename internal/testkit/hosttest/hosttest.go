@@ -336,3 +336,46 @@ const SeedsExample = `- id: mcp-github
     headers:
       Authorization: !!js '` + "`Bearer ${process.env.MCP_TOKEN}`" + `'
 `
+
+// LackingTool follows h's stream from now on and counts the versions of
+// reg (h's tools registry; every version is a [host.ServiceChanged] event)
+// that lack the tool name. count waits until it has seen reg's version at
+// the time of the call, and returns the number of versions that lacked
+// name.
+func LackingTool(t testing.TB, h *host.Host, reg *tools.Registry, name string) (count func() int) {
+	t.Helper()
+	sub := h.Subscribe()
+	t.Cleanup(sub.Close)
+	_, present := reg.Lookup(name)
+	seen := reg.Version() // versions before the subscription are not counted
+	lacked := 0
+	return func() int {
+		t.Helper()
+		timer := time.NewTimer(10 * time.Second)
+		defer timer.Stop()
+		for want := reg.Version(); seen < want; {
+			select {
+			case ev, ok := <-sub.C:
+				if !ok {
+					t.Fatalf("the host's stream ended before version %d of the tools", want)
+				}
+				if ev.Type != host.ServiceChanged || ev.Service != tools.Service || ev.Version <= seen {
+					continue
+				}
+				switch {
+				case slices.Contains(ev.Added, name):
+					present = true
+				case slices.Contains(ev.Removed, name):
+					present = false
+				}
+				if !present {
+					lacked++
+				}
+				seen = ev.Version
+			case <-timer.C:
+				t.Fatalf("no version %d of the tools on the host's stream within 10s (seen %d)", want, seen)
+			}
+		}
+		return lacked
+	}
+}
