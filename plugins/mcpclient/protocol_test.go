@@ -75,6 +75,12 @@ type statelessServer struct {
 	listening chan struct{} // closed at the first subscriptions/listen, when set
 	listens   atomic.Int32
 	discovers atomic.Int32
+	// versions, when set, is server/discover's supportedVersions (a JSON
+	// array) and the server also serves the initialize handshake, as the Go
+	// SDK's stateful HTTP server does: it answers server/discover but
+	// names only versions of the handshake era.
+	versions    string
+	initializes atomic.Int32
 }
 
 func (s *statelessServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -93,6 +99,22 @@ func (s *statelessServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(status)
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,%s}`, req.ID, v)
 	}
+	if s.versions != "" {
+		switch req.Method {
+		case "initialize":
+			s.initializes.Add(1)
+			answer(http.StatusOK, `"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"stateful","version":"1"}}`)
+			return
+		case "notifications/initialized":
+			w.WriteHeader(http.StatusAccepted)
+			return
+		case "tools/list":
+			if v := r.Header.Get(mcp.HeaderProtocolVersion); v != "2025-11-25" {
+				answer(http.StatusBadRequest, `"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":`+s.versions+`,"requested":"`+v+`"}}`)
+				return
+			}
+		}
+	}
 	if r.Header.Get(mcp.HeaderProtocolVersion) == "" {
 		answer(http.StatusBadRequest, `"error":{"code":-32020,"message":"Missing MCP-Protocol-Version header"}`)
 		return
@@ -108,7 +130,11 @@ func (s *statelessServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			answer(http.StatusBadRequest, s.discover)
 			return
 		}
-		answer(http.StatusOK, `"result":{"resultType":"complete","ttlMs":0,"cacheScope":"private","supportedVersions":["2026-07-28"],"capabilities":`+s.caps+`,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"stateless","version":"1"}}}`)
+		versions := s.versions
+		if versions == "" {
+			versions = `["2026-07-28"]`
+		}
+		answer(http.StatusOK, `"result":{"resultType":"complete","ttlMs":0,"cacheScope":"private","supportedVersions":`+versions+`,"capabilities":`+s.caps+`,"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"stateless","version":"1"}}}`)
 	case "tools/list":
 		answer(http.StatusOK, `"result":{"resultType":"complete","ttlMs":0,"cacheScope":"private","tools":[{"name":"echo","inputSchema":{"type":"object"}}]}`)
 	case "subscriptions/listen":
@@ -170,6 +196,20 @@ func TestStatelessHandshakes(t *testing.T) {
 		e := hx.wantState("s", host.Failed)
 		if n := srv.discovers.Load(); n != 2 || !strings.Contains(e.Error, "Unsupported protocol version (JSON-RPC error -32022)") {
 			t.Fatalf("%d server/discover; error %q", n, e.Error)
+		}
+	})
+	t.Run("a discover that names only handshake versions", func(t *testing.T) {
+		// modern goes on with initialize; auto never asks server/discover.
+		t.Parallel()
+		for _, strategy := range []string{ProtocolModern, ProtocolAuto} {
+			srv := &statelessServer{caps: `{"tools":{}}`, versions: `["2025-11-25","2025-06-18"]`}
+			p := serve(t, srv)
+			hx := newHarness(t)
+			hx.mustLoad(yml(httpEntry("s", "srv", p.URL, map[string]any{"protocol": strategy})))
+			hx.wantState("s", host.Ready)
+			if st := hx.status("s"); st.ProtocolVersion != "2025-11-25" || srv.initializes.Load() != 1 {
+				t.Fatalf("%s: protocol %q after %d server/discover and %d initialize", strategy, st.ProtocolVersion, srv.discovers.Load(), srv.initializes.Load())
+			}
 		}
 	})
 	t.Run("both refused", func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -276,12 +277,16 @@ func (s *session) relisten() {
 // could not reach it (refused, reset, timed out): a JSON-RPC error answer
 // (for initialize: a method or version it does not know, a request it calls
 // invalid, a missing version header; afterDiscover: any), a 4xx whose body
-// is not JSON-RPC, or a version outside the handshake era.
+// is not JSON-RPC, a version outside the handshake era, or a server/discover
+// answer that names only versions of the handshake era.
 func refusal(err error, afterDiscover bool) bool {
 	var rpc *RPCError
 	var status *HTTPStatusError
 	var uv mcp.UnsupportedProtocolVersionError
+	var none *noStatelessVersion
 	switch {
+	case errors.As(err, &none):
+		return true
 	case errors.As(err, &rpc):
 		switch rpc.Code {
 		case mcp.HEADER_MISMATCH, mcp.UNSUPPORTED_PROTOCOL_VERSION, mcp.INVALID_REQUEST, mcp.METHOD_NOT_FOUND:
@@ -379,6 +384,17 @@ func (s *session) discover(ctx context.Context) error {
 	s.mu.Lock()
 	proto := s.proto
 	s.mu.Unlock()
+	if len(res.SupportedVersions) > 0 && !slices.Contains(res.SupportedVersions, proto) {
+		// The server answers server/discover but names only versions of
+		// the handshake era (the Go SDK's stateful HTTP server does): the
+		// answer is a refusal of this protocol, not a session to go on with.
+		v := newestStateless(res.SupportedVersions)
+		if v == "" {
+			s.setProtocol("", mcp.Implementation{})
+			return &noStatelessVersion{supported: res.SupportedVersions}
+		}
+		proto = v
+	}
 	s.setProtocol(proto, info)
 	s.setCapabilities(res.Capabilities)
 	return nil
@@ -651,18 +667,33 @@ func (s *session) requestFor(ctx context.Context, method string, params any, cal
 	}
 }
 
+// noStatelessVersion is a server/discover answer whose supported versions
+// hold none of the stateless era: the server speaks only the initialize
+// handshake, and a refusal of server/discover (see refusal).
+type noStatelessVersion struct{ supported []string }
+
+func (e *noStatelessVersion) Error() string {
+	return fmt.Sprintf("the server supports only protocol %s, none of them stateless", strings.Join(e.supported, ", "))
+}
+
+// newestStateless picks the newest version of the stateless era that we
+// know from a server's list of supported versions, or "".
+func newestStateless(supported []string) string {
+	for _, v := range mcp.ValidProtocolVersions {
+		if mcp.IsModernProtocol(v) && slices.Contains(supported, v) {
+			return v
+		}
+	}
+	return ""
+}
+
 // otherVersion picks the newest version of the stateless era that we know
 // from a -32022's supported list, or "" (the list may name the version
 // refused: the server says what to send, and we send it once more).
 func (s *session) otherVersion(rpc *RPCError) string {
 	var data mcp.UnsupportedProtocolVersionData
 	_ = json.Unmarshal(rpc.Data, &data)
-	for _, v := range mcp.ValidProtocolVersions {
-		if mcp.IsModernProtocol(v) && slices.Contains(data.Supported, v) {
-			return v
-		}
-	}
-	return ""
+	return newestStateless(data.Supported)
 }
 
 // legacyParams encodes params, with our progressToken when the call has
