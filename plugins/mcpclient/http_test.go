@@ -38,6 +38,7 @@ type peer struct {
 
 	mu       sync.Mutex
 	requests []seenRequest
+	more     chan struct{} // closed and replaced at every request seen
 	getOnce  sync.Once
 	gotGET   chan struct{} // closed at the first GET (the listening stream)
 	ackOnce  sync.Once
@@ -54,7 +55,7 @@ type peer struct {
 // server outlives the host (cleanups run last-in first-out).
 func serve(t *testing.T, h http.Handler) *peer {
 	t.Helper()
-	p := &peer{gotGET: make(chan struct{}), acked: make(chan struct{})}
+	p := &peer{gotGET: make(chan struct{}), acked: make(chan struct{}), more: make(chan struct{})}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		seen := seenRequest{Method: r.Method, Header: r.Header.Clone()}
 		var id json.RawMessage
@@ -73,6 +74,8 @@ func serve(t *testing.T, h http.Handler) *peer {
 		}
 		p.mu.Lock()
 		p.requests = append(p.requests, seen)
+		close(p.more)
+		p.more = make(chan struct{})
 		p.mu.Unlock()
 		if r.Method == http.MethodGet {
 			p.getOnce.Do(func() { close(p.gotGET) })
@@ -153,6 +156,31 @@ func take(n *atomic.Int32) bool {
 		}
 		if n.CompareAndSwap(v, v-1) {
 			return true
+		}
+	}
+}
+
+// waitSeen waits until the peer has seen n JSON-RPC requests of method.
+func (p *peer) waitSeen(t *testing.T, method string, n int) {
+	t.Helper()
+	deadline := time.After(waitTimeout)
+	for {
+		p.mu.Lock()
+		got := 0
+		for _, r := range p.requests {
+			if r.RPCMethod == method {
+				got++
+			}
+		}
+		more := p.more
+		p.mu.Unlock()
+		if got >= n {
+			return
+		}
+		select {
+		case <-more:
+		case <-deadline:
+			t.Fatalf("the peer saw %d %s requests, want %d", got, method, n)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sort"
 
@@ -71,7 +72,9 @@ func (c *Config) wantsPrompts(caps mcp.ServerCapabilities) bool {
 
 // listExtras lists what of `what` the server offers and the entry bridges.
 // A part whose listing fails is left out of the result (nil), and said in
-// the log: the previous listing stays.
+// the log: the previous listing stays. A listing cut short because the
+// entry stops (ctx canceled, not timed out) is no failure: it is said at
+// debug only, and what is left is not asked for.
 func (s *supervisor) listExtras(ctx context.Context, sess *session, what listKind) *extras {
 	cfg := s.config()
 	caps := sess.capabilities()
@@ -79,25 +82,35 @@ func (s *supervisor) listExtras(ctx context.Context, sess *session, what listKin
 	if what&listResources != 0 && cfg.wantsResources(caps) {
 		res, tpl, err := sess.listResources(ctx)
 		if err != nil {
-			s.log.Warn("listing the resources failed; the previous ones stay", "err", s.secrets.Err(err))
+			s.listFailed(ctx, "listing the resources failed; the previous ones stay", err)
 		} else {
 			x.res = s.resourceSource(res, tpl, caps)
 			x.resDigest = digestResources(res, tpl)
 		}
 	}
-	if what&listPrompts != 0 && cfg.wantsPrompts(caps) {
+	if what&listPrompts != 0 && cfg.wantsPrompts(caps) && !errors.Is(ctx.Err(), context.Canceled) {
 		list, err := sess.listPrompts(ctx)
 		if err == nil {
 			x.prompts, err = s.promptBatch(list)
 		}
 		if err != nil {
-			s.log.Warn("listing the prompts failed; the previous ones stay", "err", s.secrets.Err(err))
+			s.listFailed(ctx, "listing the prompts failed; the previous ones stay", err)
 		} else {
 			x.promptsListed = true
 			x.promptDigest = digestPrompts(list)
 		}
 	}
 	return x
+}
+
+// listFailed logs a failed listing: at warn, or at debug when the entry
+// stopping cut it short.
+func (s *supervisor) listFailed(ctx context.Context, msg string, err error) {
+	level := slog.LevelWarn
+	if errors.Is(ctx.Err(), context.Canceled) {
+		level = slog.LevelDebug
+	}
+	s.log.Log(context.WithoutCancel(ctx), level, msg, "err", s.secrets.Err(err))
 }
 
 // syncExtras registers x in place of what is registered, or stages it for

@@ -297,3 +297,23 @@ func TestResourcesSubscribeStateless(t *testing.T) {
 	}
 	waitLog("without it", func(l string) bool { return !strings.Contains(l, `resourceSubscriptions`) })
 }
+
+// A listing cut short because the entry stops is not a failure: the
+// resources and prompts listings of a re-sync in flight at shutdown say
+// nothing at warn (a one-shot command ends that way all the time).
+func TestListingCutShortByAStopIsQuiet(t *testing.T) {
+	t.Parallel()
+	fx := fixturePeer(t, fixture.Options{Resources: true, HangOn: "resources/list", HangAfter: 1})
+	hx := newHarness(t)
+	hx.mustLoad(yml(httpEntry("a", "srv", fx.URL, nil)))
+	hx.wantState("a", host.Ready)
+	hx.wantCall("mcp__srv__add_more", `{}`, "added", false)
+	fx.waitSeen(t, "resources/list", 2) // the re-sync's listing, which hangs
+	hx.AfterClose(func() {
+		for _, line := range strings.Split(hx.Log.String(), "\n") {
+			if strings.Contains(line, "level=WARN") && strings.Contains(line, "listing the") {
+				t.Errorf("a listing cut short by the stop was logged at warn: %s", line)
+			}
+		}
+	})
+}
