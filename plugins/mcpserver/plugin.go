@@ -57,7 +57,7 @@ func (p *Plugin) Validate() error {
 		return host.FieldErrorf("tools", "must be %q or %q, not %q", ModeFull, ModeMeta, p.Tools)
 	}
 	if err := CheckListen(p.Listen, p.Token); err != nil {
-		return host.FieldErrorf("listen", "%v", err)
+		return host.FieldErrorf("listen", "%v; set token: or listen on 127.0.0.1", err)
 	}
 	return nil
 }

@@ -74,7 +74,7 @@ func TestKindConfiguration(t *testing.T) {
 		name, config, says string
 	}{
 		{"no listen", `{}`, "listen: is required"},
-		{"every interface without a token", `{listen: ":8750"}`, "without a token"},
+		{"every interface without a token", `{listen: ":8750"}`, "without a token: other machines could call every tool: a non-loopback address needs a token; set token: or listen on 127.0.0.1"},
 		{"a bad mode", `{listen: "127.0.0.1:0", tools: some}`, "tools"},
 		{"an unknown key", `{listen: "127.0.0.1:0", port: 1}`, "port"},
 	} {

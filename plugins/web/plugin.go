@@ -40,7 +40,7 @@ type Plugin struct {
 // Validate checks the configuration.
 func (p *Plugin) Validate() error {
 	if err := CheckListen(p.Listen, p.Token != ""); err != nil {
-		return host.FieldErrorf("listen", "%v", err)
+		return host.FieldErrorf("listen", "%v; set token: or listen on 127.0.0.1", err)
 	}
 	return nil
 }

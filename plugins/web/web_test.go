@@ -586,3 +586,19 @@ func TestQuestionPageToOpen(t *testing.T) {
 		t.Errorf("signin's result: %s", body)
 	}
 }
+
+// A web entry on an address other machines reach, without a token of its
+// own, is refused where the key is, saying why and what to set.
+func TestValidateListen(t *testing.T) {
+	t.Parallel()
+	if err := (&Plugin{Listen: "127.0.0.1:0"}).Validate(); err != nil {
+		t.Fatalf("loopback: %v", err)
+	}
+	if err := (&Plugin{Listen: "0.0.0.0:8760", Token: "t0ken-value"}).Validate(); err != nil {
+		t.Fatalf("with a token: %v", err)
+	}
+	err := (&Plugin{Listen: "0.0.0.0:8760"}).Validate()
+	if err == nil || !strings.Contains(err.Error(), "other machines could drive the harness: a non-loopback address needs a token; set token: or listen on 127.0.0.1") {
+		t.Fatalf("every interface without a token: %v", err)
+	}
+}

@@ -179,7 +179,7 @@ func (hs *harness) report(timedOut, ignoreReconnecting bool) bool {
 func (hs *harness) problem(e host.EntryStatus, timedOut, ignoreReconnecting bool) (msg string, counts bool) {
 	switch {
 	case e.State == host.Failed:
-		return fmt.Sprintf("entry %q failed: %s%s", e.ID, safe.Text(e.Error), failureHint(e.Err())), true
+		return fmt.Sprintf("entry %q failed: %s", e.ID, safe.Text(e.Error)), true
 	case e.State == host.NeedsLogin:
 		return fmt.Sprintf("entry %q needs a login: %s: %s", e.ID, loginHint(e.ID), safe.Text(e.Error)), !ignoreReconnecting
 	case e.State == host.Reconnecting && !ignoreReconnecting:

@@ -9,8 +9,6 @@ import (
 	"github.com/harness-go/harness/internal/oauth"
 	"github.com/harness-go/harness/internal/safe"
 	"github.com/harness-go/harness/plugins/agent"
-	"github.com/harness-go/harness/plugins/mcpserver"
-	"github.com/harness-go/harness/plugins/web"
 )
 
 // The advice this command adds for people. Errors say what went wrong and
@@ -52,15 +50,6 @@ func withHint(msg string, err error, console bool) string {
 		return msg + "; " + h
 	}
 	return msg
-}
-
-// failureHint is the advice for the error an entry failed with, after a
-// "; " ("" for none).
-func failureHint(err error) string {
-	if errors.Is(err, mcpserver.ErrNeedsToken) || errors.Is(err, web.ErrNeedsToken) {
-		return "; set token: in its entry, or listen on 127.0.0.1"
-	}
-	return ""
 }
 
 // loopHint is the advice for a harness refused at its start because its

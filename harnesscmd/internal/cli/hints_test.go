@@ -8,8 +8,6 @@ import (
 	"github.com/harness-go/harness/internal/loop"
 	"github.com/harness-go/harness/internal/oauth"
 	"github.com/harness-go/harness/plugins/agent"
-	"github.com/harness-go/harness/plugins/mcpserver"
-	"github.com/harness-go/harness/plugins/web"
 )
 
 // The advice comes from the error's sentinel, wherever it sits in the
@@ -52,9 +50,6 @@ func TestErrorHints(t *testing.T) {
 		{"another loop", loopHint(&loop.Error{Msg: "x"}), ""},
 		{"no registration", registrationHint(fmt.Errorf("the authorization server x cannot register this client: y: %w", oauth.ErrNoRegistration)), "; register an OAuth app with it and set oauth.clientId (and oauth.clientSecret if it gives one) on the entry"},
 		{"another login failure", registrationHint(errors.New("denied")), ""},
-		{"a gateway entry without a token", failureHint(fmt.Errorf("entry %q: apply: refusing: %w", "gw", mcpserver.ErrNeedsToken)), "; set token: in its entry, or listen on 127.0.0.1"},
-		{"a web entry without a token", failureHint(fmt.Errorf("entry %q: apply: refusing: %w", "page", web.ErrNeedsToken)), "; set token: in its entry, or listen on 127.0.0.1"},
-		{"another failure", failureHint(errors.New("boom")), ""},
 		{"a login", loginHint("gh"), "run `harness login gh`"},
 	} {
 		if tc.got != tc.want {
