@@ -122,15 +122,19 @@ type Gateway struct {
 	levels  logLevels   // the sessions that asked for log messages
 	asks    pendingAsks // requests to clients waiting for their answers (ask.go)
 
-	mu      sync.Mutex
-	mode    string
-	hash    [32]byte
-	hashed  bool            // hash holds the served list's
-	served  map[string]bool // the names of the served list (mode full)
-	changed chan struct{}   // closed and replaced at every publish
-	modeSet chan struct{}   // wakes Run when the mode changes
+	mu     sync.Mutex
+	mode   string
+	hash   [32]byte
+	hashed bool            // hash holds the served list's
+	served map[string]bool // the names of the served list (mode full)
+	// handed holds the names of the list mcp-go serves now: served's
+	// when that list is of mode full, else nil (fastcall.go).
+	handed  map[string]bool
+	changed chan struct{} // closed and replaced at every publish
+	modeSet chan struct{} // wakes Run when the mode changes
 
 	rebuilds  atomic.Int64 // served lists built
+	fastCalls atomic.Int64 // calls served by the fast path (fastcall.go)
 	publishes atomic.Int64 // served lists handed to mcp-go (one list_changed each)
 
 	index metaIndex // meta mode's ranked search (meta.go)
@@ -439,6 +443,7 @@ func (g *Gateway) publish() {
 	if names != nil {
 		g.served = names
 	}
+	g.handed = names
 	close(g.changed)
 	g.changed = make(chan struct{})
 	// SetTools runs under g.mu so that two publishes cannot hand mcp-go
@@ -446,6 +451,15 @@ func (g *Gateway) publish() {
 	g.mcp.SetTools(list...)
 	g.mu.Unlock()
 	g.log.Debug("served tool list replaced", "tools", len(list), "mode", mode)
+}
+
+// servesFast reports whether the fast path may call name (fastcall.go):
+// the list mcp-go serves now is of mode full and holds name, so mcp-go
+// would find it without waiting.
+func (g *Gateway) servesFast(name string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.mode == ModeFull && g.handed[name]
 }
 
 // servedNames returns the names of the served list (mode full).

@@ -39,6 +39,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	sess := &stdioSession{id: fmt.Sprintf("stdio-%d", g.sessions.Add(1)), notes: make(chan mcp.JSONRPCNotification, 64)}
 	c := &stdioConn{
 		g:        g,
+		sess:     sess,
 		r:        bufio.NewReaderSize(in, 64<<10),
 		readErr:  make(chan error, 1),
 		out:      out,
@@ -193,6 +194,7 @@ type inflight struct {
 
 type stdioConn struct {
 	g        *Gateway
+	sess     *stdioSession
 	base     context.Context
 	handlers sync.WaitGroup // the requests being served
 
@@ -385,7 +387,12 @@ func (c *stdioConn) serve(j job) {
 	ctx, o := withOutcome(j.ctx)
 	o.stream = func(msg []byte) bool { c.send(append(msg, '\n')); return true }
 	o.gone = c.eof
-	resp := o.rewrite(c.g.mcp.HandleMessage(ctx, j.line))
+	var answer []byte
+	if fc, ok := c.fast(j); ok {
+		answer = c.g.serveFast(ctx, fc)
+	} else if resp := o.rewrite(c.g.mcp.HandleMessage(ctx, j.line)); resp != nil {
+		answer = mustEncode(resp)
+	}
 	c.mu.Lock()
 	if c.inflight[j.key] == j.req {
 		delete(c.inflight, j.key)
@@ -394,9 +401,23 @@ func (c *stdioConn) serve(j job) {
 	j.req.cancel()
 	// A request the client cancelled gets no answer (the MCP specification
 	// asks so).
-	if resp != nil && !j.req.cancelled.Load() {
-		c.send(mustEncode(resp))
+	if answer != nil && !j.req.cancelled.Load() {
+		c.send(answer)
 	}
+}
+
+// fast returns the call of j when the fast path serves it (fastcall.go):
+// a tools/call of an initialized session, for a tool the served list of
+// mode full holds, that parseFastCall takes.
+func (c *stdioConn) fast(j job) (fastCall, bool) {
+	if j.req.method != string(mcp.MethodToolsCall) || !c.sess.Initialized() {
+		return fastCall{}, false
+	}
+	fc, ok := parseFastCall(j.line)
+	if !ok || !c.g.servesFast(fc.name) {
+		return fastCall{}, false
+	}
+	return fc, true
 }
 
 // send writes one message (a line, newline included). After a failed write

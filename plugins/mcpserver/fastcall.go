@@ -1,0 +1,481 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/harness-go/harness/internal/jsonrpc"
+	"github.com/harness-go/harness/plugins/tools"
+)
+
+// The fast path of a tools/call (docs/rfc/0005-gateway.md, "The fast path
+// of a call"). mcp-go's HandleMessage decodes a call five times over (the
+// envelope, the protocol's _meta, tracing's _meta, the typed request, its
+// arguments into a map), and encodes the answer through a map of its
+// typed result: most of the gateway's own CPU per call. A call of an
+// initialized stdio session that asks for nothing but a served tool with
+// arguments — no _meta (so no progress token, no 2026-07-28 request, no
+// trace), no task, no requestState — is served here instead: the envelope
+// is read once, the registry runs the tool as callHandler would, and the
+// answer is written from the result's bytes.
+//
+// Every request it does not take goes through HandleMessage as before, so
+// the rule is: take a request only when mcp-go would read it exactly as
+// parseFastCall does, and answer only with the bytes mcp-go's answer would
+// have. A result the encoder here does not know how to write that way is
+// encoded by mcp-go's types (slowAnswer), after the call. fastcall_test.go
+// sends every case through both paths and compares the bytes.
+
+// fastCall is a tools/call the fast path takes.
+type fastCall struct {
+	id   json.RawMessage // a plain string or an integer of at most 15 digits, as it came
+	name string
+	args json.RawMessage // an object, or {} when there were none
+}
+
+// parseFastCall returns the call line asks for when the fast path may take
+// it: a valid JSON object whose keys are exactly jsonrpc ("2.0"), id,
+// method ("tools/call") and params, each once; params an object of name (a
+// plain string) and, if at all, arguments (an object), each once. Any other
+// key — _meta, task, requestState, inputResponses, a key spelled in another
+// case that encoding/json would match — sends the request to mcp-go.
+func parseFastCall(line []byte) (fastCall, bool) {
+	var c fastCall
+	if !json.Valid(line) {
+		return c, false
+	}
+	var jsonrpcOK, methodOK, paramsOK bool
+	ok := eachKey(line, func(key string, v []byte) bool {
+		switch key {
+		case "jsonrpc":
+			if jsonrpcOK || string(v) != `"2.0"` {
+				return false
+			}
+			jsonrpcOK = true
+		case "id":
+			if c.id != nil || !fastID(v) {
+				return false
+			}
+			c.id = v
+		case "method":
+			if methodOK || string(v) != `"tools/call"` {
+				return false
+			}
+			methodOK = true
+		case "params":
+			if paramsOK {
+				return false
+			}
+			paramsOK = parseFastParams(v, &c)
+			return paramsOK
+		default:
+			return false
+		}
+		return true
+	})
+	if !ok || !jsonrpcOK || !methodOK || !paramsOK || c.id == nil {
+		return fastCall{}, false
+	}
+	return c, true
+}
+
+// parseFastParams reads the params of a fast call into c.
+func parseFastParams(params []byte, c *fastCall) bool {
+	var named bool
+	ok := eachKey(params, func(key string, v []byte) bool {
+		switch key {
+		case "name":
+			name, plain := jsonrpc.PlainString(v)
+			if named || !plain {
+				return false
+			}
+			c.name, named = name, true
+		case "arguments":
+			if c.args != nil || v[0] != '{' {
+				return false
+			}
+			c.args = v
+		default:
+			return false
+		}
+		return true
+	})
+	if !ok || !named {
+		return false
+	}
+	if c.args == nil {
+		c.args = json.RawMessage("{}")
+	}
+	return true
+}
+
+// fastID reports whether a request id is written back by mcp-go as it
+// came: a string without escapes or characters encoding/json escapes, or
+// an integer a float64 holds exactly (mcp-go decodes ids into any).
+func fastID(v []byte) bool {
+	if s, ok := jsonrpc.PlainString(v); ok {
+		return htmlSafe(s)
+	}
+	d := v
+	if len(d) > 0 && d[0] == '-' {
+		d = d[1:]
+	}
+	if len(d) == 0 || len(d) > 15 || (d[0] == '0' && len(v) > 1) {
+		return false // "-0" and leading zeros are left to mcp-go
+	}
+	for _, b := range d {
+		if b < '0' || b > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// htmlSafe reports whether encoding/json writes s as it is: printable
+// ASCII but for the characters it escapes.
+func htmlSafe(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if b := s[i]; b < 0x20 || b >= utf8.RuneSelf || b == '"' || b == '\\' || b == '<' || b == '>' || b == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+// eachKey calls f with every key of the JSON object obj (valid JSON) and
+// its value, in order, until f returns false; false when obj is not an
+// object, a key is not a plain string, or f returned false.
+func eachKey(obj []byte, f func(key string, v []byte) bool) bool {
+	i := skipWS(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return false
+	}
+	i = skipWS(obj, i+1)
+	if i < len(obj) && obj[i] == '}' {
+		return true
+	}
+	for i < len(obj) {
+		kEnd := stringEnd(obj, i)
+		if kEnd < 0 {
+			return false
+		}
+		key, plain := jsonrpc.PlainString(obj[i:kEnd])
+		if !plain {
+			return false
+		}
+		i = skipWS(obj, kEnd)
+		if i >= len(obj) || obj[i] != ':' {
+			return false
+		}
+		i = skipWS(obj, i+1)
+		vEnd := valueEnd(obj, i)
+		if vEnd < 0 || !f(key, obj[i:vEnd]) {
+			return false
+		}
+		i = skipWS(obj, vEnd)
+		if i >= len(obj) {
+			return false
+		}
+		switch obj[i] {
+		case ',':
+			i = skipWS(obj, i+1)
+		case '}':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index after the string that starts at b[i], or -1.
+func stringEnd(b []byte, i int) int {
+	if i >= len(b) || b[i] != '"' {
+		return -1
+	}
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// valueEnd returns the index after the (valid) value that starts at b[i],
+// or -1.
+func valueEnd(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				end := stringEnd(b, j)
+				if end < 0 {
+					return -1
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
+		j++
+	}
+	if j == i {
+		return -1
+	}
+	return j
+}
+
+// serveFast runs a fast call as callHandler and g.execute do for a client
+// of the session era, and returns its answer, a line.
+func (g *Gateway) serveFast(ctx context.Context, c fastCall) (answer []byte) {
+	g.fastCalls.Add(1)
+	if o := outcomeOf(ctx); o != nil {
+		// What the call reports after its answer has nowhere to go.
+		defer o.answered.Store(true)
+	}
+	defer func() {
+		// As mcp-go's WithRecovery answers a handler's panic.
+		if p := recover(); p != nil {
+			msg := fmt.Sprintf("panic recovered in %s tool handler: %v", c.name, p)
+			answer = mustEncode(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(idValue(c.id)), Error: mcp.NewJSONRPCErrorDetails(mcp.INTERNAL_ERROR, msg, nil)})
+		}
+	}()
+	f := &relay{g: g, req: ctx, caps: sessionCapabilities(ctx)}
+	res := g.reg.Execute(tools.WithFront(ctx, f), c.name, c.args)
+	return appendAnswer(nil, c.id, res)
+}
+
+// idValue is a fast id as mcp-go holds it: a string, or a float64.
+func idValue(id json.RawMessage) any {
+	if s, ok := jsonrpc.PlainString(id); ok {
+		return s
+	}
+	n, _ := strconv.ParseFloat(string(id), 64)
+	return n
+}
+
+// appendAnswer appends the answer to a fast call whose tool returned res:
+// the bytes mcp-go writes for toResult(res), newline included.
+func appendAnswer(dst []byte, id json.RawMessage, res tools.Result) []byte {
+	start := len(dst)
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = append(dst, id...)
+	dst = append(dst, `,"result":`...)
+	var ok bool
+	if len(res.Raw) > 0 {
+		dst, ok = appendRawResult(dst, res.Raw)
+	} else {
+		dst, ok = appendTextResult(dst, res.Text, res.IsError), true
+	}
+	if !ok {
+		return append(dst[:start], slowAnswer(id, res)...)
+	}
+	return append(dst, "}\n"...)
+}
+
+// slowAnswer is the answer as mcp-go's types encode it.
+func slowAnswer(id json.RawMessage, res tools.Result) []byte {
+	return mustEncode(mcp.NewJSONRPCResultResponse(mcp.NewRequestId(idValue(id)), toResult(res)))
+}
+
+// appendTextResult appends a result of one text block, as mcp-go encodes
+// it (encoding/json's map order; HTML characters escaped).
+func appendTextResult(dst []byte, text string, isError bool) []byte {
+	dst = append(dst, `{"content":[{"type":"text","text":`...)
+	if htmlSafe(text) {
+		dst = append(dst, '"')
+		dst = append(dst, text...)
+		dst = append(dst, '"')
+	} else {
+		b, _ := json.Marshal(text) // a string always encodes
+		dst = append(dst, b...)
+	}
+	dst = append(dst, "}]"...)
+	if isError {
+		dst = append(dst, `,"isError":true`...)
+	}
+	return append(dst, '}')
+}
+
+// appendRawResult appends a server's result as rawResult and mcp-go's
+// encoding of it would write it — content (blocks of the types MCP
+// defines, compacted), isError when true, structuredContent when not null,
+// in that order — when it holds nothing else; ok is false for anything
+// rawResult would change or mcp-go would re-encode (_meta, a block of
+// another type, a key in another case, a repeated key, an isError that is
+// not a boolean), and for invalid JSON.
+func appendRawResult(dst []byte, raw json.RawMessage) (_ []byte, ok bool) {
+	if !json.Valid(raw) {
+		return dst, false
+	}
+	var content, isError, structured []byte
+	ok = eachKey(raw, func(key string, v []byte) bool {
+		switch key {
+		case "content":
+			if content != nil || v[0] != '[' {
+				return false
+			}
+			content = v
+		case "isError":
+			if isError != nil || (string(v) != "true" && string(v) != "false") {
+				return false
+			}
+			isError = v
+		case "structuredContent":
+			if structured != nil {
+				return false
+			}
+			structured = v
+		default:
+			return false
+		}
+		return true
+	})
+	if !ok || content == nil {
+		return dst, false
+	}
+	start := len(dst)
+	dst = append(dst, `{"content":[`...)
+	first := true
+	ok = eachElement(content, func(block []byte) bool {
+		if !knownBlock(block) {
+			return false
+		}
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = appendCompactHTML(dst, block)
+		return true
+	})
+	if !ok {
+		return dst[:start], false
+	}
+	dst = append(dst, ']')
+	if string(isError) == "true" {
+		dst = append(dst, `,"isError":true`...)
+	}
+	if structured != nil && string(structured) != "null" {
+		dst = append(dst, `,"structuredContent":`...)
+		dst = appendCompactHTML(dst, structured)
+	}
+	return append(dst, '}'), true
+}
+
+// knownBlock reports whether a content block is an object with one "type"
+// key, a type MCP defines, and no other key encoding/json would read as
+// its type.
+func knownBlock(block []byte) bool {
+	var typ string
+	ok := eachKey(block, func(key string, v []byte) bool {
+		if !bytes.EqualFold([]byte(key), []byte("type")) {
+			return true
+		}
+		if key != "type" || typ != "" {
+			return false
+		}
+		s, plain := jsonrpc.PlainString(v)
+		if !plain || !knownBlocks[s] {
+			return false
+		}
+		typ = s
+		return true
+	})
+	return ok && typ != ""
+}
+
+// eachElement calls f with every element of the JSON array arr (valid
+// JSON) until f returns false; false when f did.
+func eachElement(arr []byte, f func(v []byte) bool) bool {
+	i := skipWS(arr, 1)
+	if i < len(arr) && arr[i] == ']' {
+		return true
+	}
+	for i < len(arr) {
+		end := valueEnd(arr, i)
+		if end < 0 || !f(arr[i:end]) {
+			return false
+		}
+		i = skipWS(arr, end)
+		if i >= len(arr) {
+			return false
+		}
+		switch arr[i] {
+		case ',':
+			i = skipWS(arr, i+1)
+		case ']':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// appendCompactHTML appends the valid JSON src without the whitespace
+// between its tokens, with <, >, &, U+2028 and U+2029 escaped: what
+// encoding/json writes for a json.Marshaler's output.
+func appendCompactHTML(dst, src []byte) []byte {
+	const hex = "0123456789abcdef"
+	inString := false
+	start := 0
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case c == '<' || c == '>' || c == '&':
+			dst = append(dst, src[start:i]...)
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			start = i + 1
+		case c == 0xE2 && i+2 < len(src) && src[i+1] == 0x80 && src[i+2]&^1 == 0xA8:
+			dst = append(dst, src[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[src[i+2]&0xF])
+			i += 2
+			start = i + 1
+		case inString:
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			dst = append(dst, src[start:i]...)
+			start = i + 1
+		}
+	}
+	return append(dst, src[start:]...)
+}
