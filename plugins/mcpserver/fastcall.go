@@ -51,8 +51,8 @@ func parseFastCall(line []byte) (fastCall, bool) {
 		return c, false
 	}
 	var jsonrpcOK, methodOK, paramsOK bool
-	ok := eachKey(line, func(key string, v []byte) bool {
-		switch key {
+	ok := eachKey(line, func(key, v []byte) bool {
+		switch string(key) {
 		case "jsonrpc":
 			if jsonrpcOK || string(v) != `"2.0"` {
 				return false
@@ -88,8 +88,8 @@ func parseFastCall(line []byte) (fastCall, bool) {
 // parseFastParams reads the params of a fast call into c.
 func parseFastParams(params []byte, c *fastCall) bool {
 	var named bool
-	ok := eachKey(params, func(key string, v []byte) bool {
-		switch key {
+	ok := eachKey(params, func(key, v []byte) bool {
+		switch string(key) {
 		case "name":
 			name, plain := jsonrpc.PlainString(v)
 			if named || !plain {
@@ -150,8 +150,9 @@ func htmlSafe(s string) bool {
 
 // eachKey calls f with every key of the JSON object obj (valid JSON) and
 // its value, in order, until f returns false; false when obj is not an
-// object, a key is not a plain string, or f returned false.
-func eachKey(obj []byte, f func(key string, v []byte) bool) bool {
+// object, a key is not a plain string (jsonrpc.PlainString), or f returned
+// false. The key aliases obj.
+func eachKey(obj []byte, f func(key, v []byte) bool) bool {
 	i := skipWS(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return false
@@ -165,8 +166,8 @@ func eachKey(obj []byte, f func(key string, v []byte) bool) bool {
 		if kEnd < 0 {
 			return false
 		}
-		key, plain := jsonrpc.PlainString(obj[i:kEnd])
-		if !plain {
+		key := obj[i+1 : kEnd-1]
+		if !plainBytes(key) {
 			return false
 		}
 		i = skipWS(obj, kEnd)
@@ -192,6 +193,17 @@ func eachKey(obj []byte, f func(key string, v []byte) bool) bool {
 		}
 	}
 	return false
+}
+
+// plainBytes reports whether the body of a JSON string holds no escape,
+// no control character and only valid UTF-8: it decodes to its bytes.
+func plainBytes(body []byte) bool {
+	for _, b := range body {
+		if b == '"' || b == '\\' || b < 0x20 {
+			return false
+		}
+	}
+	return utf8.Valid(body)
 }
 
 func skipWS(b []byte, i int) int {
@@ -274,7 +286,7 @@ func (g *Gateway) serveFast(ctx context.Context, c fastCall) (answer []byte) {
 	}()
 	f := &relay{g: g, req: ctx, caps: sessionCapabilities(ctx)}
 	res := g.reg.Execute(tools.WithFront(ctx, f), c.name, c.args)
-	return appendAnswer(nil, c.id, res)
+	return appendAnswer(make([]byte, 0, len(res.Raw)+len(res.Text)+64), c.id, res)
 }
 
 // idValue is a fast id as mcp-go holds it: a string, or a float64.
@@ -341,8 +353,8 @@ func appendRawResult(dst []byte, raw json.RawMessage) (_ []byte, ok bool) {
 		return dst, false
 	}
 	var content, isError, structured []byte
-	ok = eachKey(raw, func(key string, v []byte) bool {
-		switch key {
+	ok = eachKey(raw, func(key, v []byte) bool {
+		switch string(key) {
 		case "content":
 			if content != nil || v[0] != '[' {
 				return false
@@ -398,22 +410,18 @@ func appendRawResult(dst []byte, raw json.RawMessage) (_ []byte, ok bool) {
 // key, a type MCP defines, and no other key encoding/json would read as
 // its type.
 func knownBlock(block []byte) bool {
-	var typ string
-	ok := eachKey(block, func(key string, v []byte) bool {
-		if !bytes.EqualFold([]byte(key), []byte("type")) {
+	var typed bool
+	ok := eachKey(block, func(key, v []byte) bool {
+		if !bytes.EqualFold(key, []byte("type")) {
 			return true
 		}
-		if key != "type" || typ != "" {
+		if string(key) != "type" || typed || len(v) < 2 || v[0] != '"' || !plainBytes(v[1:len(v)-1]) || !knownBlocks[string(v[1:len(v)-1])] {
 			return false
 		}
-		s, plain := jsonrpc.PlainString(v)
-		if !plain || !knownBlocks[s] {
-			return false
-		}
-		typ = s
+		typed = true
 		return true
 	})
-	return ok && typ != ""
+	return ok && typed
 }
 
 // eachElement calls f with every element of the JSON array arr (valid
