@@ -126,6 +126,12 @@ func (r *Report) Targets() []Target {
 			ratio(fmt.Sprintf("%s p50 / %s p50 (TypeScript SDK client)", p[1], p[0]), us(g.Seq.Summarize().Median), us(d.Seq.Summarize().Median), 1.3, true)
 		}
 	}
+	// Issue 24: over stdio the relay, which only copies bytes, is the
+	// floor of any process in the middle, and the judge.
+	if rl, g := gatewayCall(r, NameRelayStdio), gatewayCall(r, NameGatewayStdio); rl != nil && g != nil {
+		ratio("gateway/stdio p50 / relay/stdio p50 (TypeScript SDK client)", us(g.Seq.Summarize().Median), us(rl.Seq.Summarize().Median), 1.15, true)
+		ratio(fmt.Sprintf("gateway/stdio / relay/stdio throughput, %d callers", r.Options.Gateway.Callers), g.Par.Summarize().Throughput, rl.Par.Summarize().Throughput, 0.9, false)
+	}
 	if c := r.Cold; c != nil {
 		ratio("cold: go build ./cmd/harness / go build of mcp-go's client and server (std-only caches)", sec(c.Harness), sec(c.MCPGo), 5, true)
 		out = append(out, Target{Name: "cold: fresh clone, empty caches, `go run ./cmd/harness` → the demo's tools listed",
