@@ -285,6 +285,24 @@ func TestConsoleTalks(t *testing.T) {
 	}
 }
 
+// A turn the console cannot send says why, and what the console offers:
+// /new, or a larger maxConversationBytes; /new then starts over.
+func TestConsoleSaysWhatToDoWhenTheConversationIsTooLarge(t *testing.T) {
+	t.Parallel()
+	srv := fakellm.Start(t, fakellm.Say("short"))
+	s := start(t, agentEntry("model", srv.URL, "maxConversationBytes: 1024"), false)
+	s.send(strings.Repeat("word ", 300))
+	s.errOut.waitFor(t, "more than maxConversationBytes (1.0 KiB); start a new conversation (/new) or raise maxConversationBytes")
+	s.send("/new")
+	s.out.waitFor(t, "new conversation\n")
+	s.send("hi")
+	s.out.waitFor(t, "short\n")
+	s.send("/quit")
+	if code := s.exit(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}
+
 // Ctrl-C during an answer on a terminal cancels that answer only: the
 // server sees it, the console goes on, the conversation keeps what was
 // shown.
