@@ -264,7 +264,8 @@ func load(t *testing.T, h *host.Host, src string) {
 }
 
 // Every subscriber sees the same events in the same order, also when
-// services change from many goroutines at once.
+// services change from many goroutines at once; Seq numbers them 1, 2, …
+// in that order, and the host's Seq is the last one's.
 func TestStreamIsOneOrderForEverySubscriber(t *testing.T) {
 	t.Parallel()
 	h := host.New(quiet())
@@ -286,12 +287,18 @@ func TestStreamIsOneOrderForEverySubscriber(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	if seq := h.Seq(); seq != 2*n {
+		t.Fatalf("host Seq %d after %d events", seq, 2*n)
+	}
 	var first []string
 	for i, sub := range subs {
 		got := make([]string, 0, 2*n)
 		last := map[string]uint64{}
 		for len(got) < 2*n {
 			ev := <-sub.C
+			if ev.Seq != uint64(len(got))+1 {
+				t.Fatalf("subscriber %d: event %d has Seq %d", i, len(got)+1, ev.Seq)
+			}
 			if ev.Version != last[ev.Service]+1 {
 				t.Fatalf("subscriber %d: %s v%d after v%d", i, ev.Service, ev.Version, last[ev.Service])
 			}

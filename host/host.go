@@ -64,6 +64,7 @@ type Host struct {
 	shared   map[any]any
 	sharedIn []any // keys of shared, in the order they were created
 	subs     map[*Subscription]struct{}
+	seq      uint64 // the Seq of the last event emitted
 	closed   bool
 
 	opsMu   sync.Mutex
@@ -649,15 +650,20 @@ func (h *Host) closeShared() error {
 
 // setState is the one place an entry's state changes: it records it, logs it,
 // tells subscribers and wakes waiters.
+//
+// The change and its event are one step under the host's lock: whoever sees
+// the new state in a [Host.Snapshot] finds its event counted by [Host.Seq].
 func (h *Host) setState(e *entry, s State, err error, missing []string) {
 	err = h.secrets.Err(err) // a reason may quote a secret: status and events show it
 	h.mu.Lock()
 	prev := e.state
 	e.state, e.err, e.missing, e.since = s, err, missing, time.Now()
-	h.mu.Unlock()
 	if e.spec == nil {
+		h.mu.Unlock()
 		return
 	}
+	h.emitLocked(h.entryEventLocked(e, prev))
+	h.mu.Unlock()
 	// State changes are information: the harness tells people about
 	// failures itself. Warn and Error are for what nobody else reports.
 	// The record's entry names the entry, so err goes without the prefix.
@@ -678,30 +684,52 @@ func (h *Host) setState(e *entry, s State, err error, missing []string) {
 	case s != prev:
 		log.Info("entry "+s.String(), "was", prev.String())
 	}
-	h.emitEntry(e, prev)
 }
 
 // emitEntry tells subscribers where e is: its state (prev is the one before
 // a change, or the same), a reload in progress, a failed reload's note.
 func (h *Host) emitEntry(e *entry, prev State) {
 	h.mu.Lock()
+	h.emitLocked(h.entryEventLocked(e, prev))
+	h.mu.Unlock()
+}
+
+func (h *Host) entryEventLocked(e *entry, prev State) Event {
 	ev := Event{Type: EntryChanged, Entry: e.spec.ID, Plugin: e.spec.Name, State: e.state, Prev: prev, Err: e.err,
 		Missing: e.missing, Reloading: e.next != nil}
 	if e.note != nil {
 		ev.Note = e.note.Error()
 	}
-	h.mu.Unlock()
-	h.emit(ev)
+	return ev
 }
 
 func (h *Host) emit(ev Event) {
+	h.mu.Lock()
+	h.emitLocked(ev)
+	h.mu.Unlock()
+}
+
+// emitLocked numbers ev and queues it for every subscriber (a push never
+// blocks). h.mu is held.
+func (h *Host) emitLocked(ev Event) {
 	ev.Time = time.Now()
 	ev.Err = h.secrets.Err(ev.Err)
-	h.mu.Lock()
+	h.seq++
+	ev.Seq = h.seq
 	for s := range h.subs {
 		s.push(ev)
 	}
-	h.mu.Unlock()
+}
+
+// Seq returns the Seq of the last event the host emitted (0: none yet).
+// Every event up to it is already queued for every subscription that
+// existed when it was emitted, so a consumer that wants to be up to date
+// (the console, before it reads its first command, prints what the start
+// did) reads its subscription until it has seen this Seq.
+func (h *Host) Seq() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.seq
 }
 
 // Subscribe returns a subscription to the host's events from now on.

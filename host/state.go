@@ -123,6 +123,10 @@ const (
 type Event struct {
 	Type EventType
 	Time time.Time
+	// Seq numbers the host's events from 1, in the order they were
+	// emitted: a consumer that has seen Seq n has seen all that
+	// [Host.Seq] said had happened when it returned n (see [Host.Seq]).
+	Seq uint64
 
 	// For EntryChanged. State may equal Prev: a reload began beside the
 	// instance that serves (Reloading), or failed (Note).

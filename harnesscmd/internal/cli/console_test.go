@@ -439,3 +439,22 @@ func TestConsoleRepliesAsJSONRecords(t *testing.T) {
 		}
 	}
 }
+
+// In a pipe the console prints what the start did before the replies of
+// the first command: the line of an entry that failed comes first, though
+// both are on stderr and the failure's event reaches the printer on its own
+// goroutine (a script reading stderr sees them in the order they happened).
+func TestConsoleStartLinesComeBeforeTheFirstReply(t *testing.T) {
+	t.Parallel()
+	s := start(t, "- id: gone\n  name: mcp-client\n  config: {transport: stdio, serverName: gone, command: ./no-such-server}\n", false)
+	s.send("/call mcp__gone__x {}")
+	s.send("/quit")
+	if code := s.exit(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	out := s.errOut.String()
+	failed, reply := strings.Index(out, "gone failed"), strings.Index(out, `unknown tool "mcp__gone__x"`)
+	if failed < 0 || reply < 0 || failed > reply {
+		t.Fatalf("stderr, want the failure before the reply:\n%s", out)
+	}
+}

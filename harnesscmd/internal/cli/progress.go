@@ -22,11 +22,13 @@ type reporter struct {
 	sub    *host.Subscription
 	done   chan struct{}
 	mu     sync.Mutex
-	live   bool      // redraw one summary line
-	plain  bool      // print a line per event
-	drawn  bool      // a live line is on screen
-	loaded bool      // the first load was seen
-	since  time.Time // events before this were summed up by the live line
+	live   bool       // redraw one summary line
+	plain  bool       // print a line per event
+	drawn  bool       // a live line is on screen
+	loaded bool       // the first load was seen
+	since  time.Time  // events before this were summed up by the live line
+	seen   uint64     // the Seq of the last event handled
+	caught *sync.Cond // on mu: seen grew
 
 	stopOnce sync.Once
 }
@@ -43,6 +45,8 @@ func startProgress(hs *harness, events bool) *reporter {
 		live:  drawable(hs),
 		plain: events && (!hs.env.StderrTTY || hs.o.logFormat == "json"),
 	}
+	r.caught = sync.NewCond(&r.mu)
+	r.seen = hs.host.Seq() // what came before the subscription is not its to see
 	go r.loop()
 	r.redraw()
 	return r
@@ -60,10 +64,20 @@ func (r *reporter) stop() {
 }
 
 // eventsFollow switches a live reporter to a line per event, after the first
-// settle of `run`.
+// settle of `run`. It first handles every event the host emitted until
+// now, so that in a pipe the lines of the start (an entry that failed) come
+// before the replies of the first command, not after them.
 func (r *reporter) eventsFollow() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	for upTo := r.hs.host.Seq(); r.seen < upTo; {
+		select {
+		case <-r.done:
+			upTo = 0 // stopped: nothing more comes
+		default:
+			r.caught.Wait()
+		}
+	}
 	r.clear()
 	if !r.plain {
 		// What happened until now is the start, which the live line
@@ -78,7 +92,12 @@ func (r *reporter) eventsFollow() {
 // loop reads the host's one stream: entries, reloads and the tools'
 // changes alike.
 func (r *reporter) loop() {
-	defer close(r.done)
+	defer func() {
+		r.mu.Lock()
+		close(r.done)
+		r.caught.Broadcast()
+		r.mu.Unlock()
+	}()
 	for ev := range r.sub.C {
 		r.event(ev)
 	}
@@ -87,6 +106,10 @@ func (r *reporter) loop() {
 func (r *reporter) event(ev host.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	defer func() {
+		r.seen = max(r.seen, ev.Seq)
+		r.caught.Broadcast()
+	}()
 	if ev.Type == host.Reloaded && ev.Entry == "" && !r.loaded {
 		// The first load is the start; the entries' own lines tell it.
 		r.loaded = true
