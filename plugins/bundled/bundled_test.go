@@ -22,7 +22,7 @@ var restart = map[string][]string{
 	"echo":       {"greet", "prefix", "timezone"},
 	"mcp-server": {"allowHosts", "listen"},
 	// Re-created, an mcp-servers entry keeps its servers: its new instance
-	// lists them again and only those that changed move (host rule 13).
+	// lists them again and only those that changed move (host rule 13, children).
 	"mcp-servers": {"except", "format", "only", "path"},
 	"web":         {"allowHosts", "listen", "token"},
 }

@@ -34,7 +34,7 @@
 //     the entry fails with the last error. With reconnect disabled, the tools
 //     go at once and the entry fails (the seeds' behaviour).
 //  7. An edit makes before it breaks: the new instance starts beside the old
-//     one (the host's rule 10), takes over its registration in one step when
+//     one (the host's rule 10, make before break), takes over its registration in one step when
 //     ready, and the old one drains its calls in flight and stops. The live
 //     keys (Live) apply in place: same process, same connection.
 package mcpclient
@@ -217,7 +217,7 @@ func (p *Plugin) Apply(ctx *host.Context) error {
 }
 
 // TakeOver moves the predecessor's registration to this instance in one
-// registry swap (host rule 10). pred is nil when the predecessor stopped
+// registry swap (host rule 10, make before break). pred is nil when the predecessor stopped
 // before this instance was ready.
 func (p *Plugin) TakeOver(pred host.Plugin) error {
 	s := p.sup.Load()

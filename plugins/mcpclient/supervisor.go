@@ -48,7 +48,7 @@ import (
 //     once a live edit turned reconnecting off, the tools go and the entry
 //     fails with the last error. A successor starting beside this instance
 //     pauses its attempts (the edit supersedes them) until it takes over;
-//     if it fails, the host stops this instance too (host rule 10), and
+//     if it fails, the host stops this instance too (host rule 10, make before break), and
 //     resuming them matters only when the successor went another way (a
 //     newer edit).
 //  5. A call waits for a session up to its own timeout, and is counted on

@@ -29,7 +29,7 @@ func init() {
 // Plugin is one gateway served over HTTP beside the rest of the harness
 // (`harness run`). Its exported fields are its configuration.
 //
-// Tools and Token are live (host rule 11): an edit of those alone applies to
+// Tools and Token are live (host rule 11, live settings): an edit of those alone applies to
 // the running gateway ([Plugin.Reconfigure]), with no new listener and no
 // session lost.
 type Plugin struct {
