@@ -91,7 +91,9 @@ func (c *console) call(ctx context.Context, rest string) error {
 		c.reply("warn", note)
 	}
 	if _, ok := hs.tools.Lookup(name); !ok {
-		return fmt.Errorf("unknown tool %q; /tools lists them", name) // %q escapes
+		// As harness call says it: the entry the name points at and why it
+		// lists no such tool (failed, needs a login, no such server).
+		return fmt.Errorf("unknown tool %q%s; /tools lists them", name, claimHint(hs.host.Snapshot(), name, hs.o.wait)) // %q escapes
 	}
 	writeResult(c.stdout(), hs.tools.Execute(ctx, name, raw), false)
 	return nil

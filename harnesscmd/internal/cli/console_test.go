@@ -444,6 +444,7 @@ func TestConsoleRepliesAsJSONRecords(t *testing.T) {
 // the first command: the line of an entry that failed comes first, though
 // both are on stderr and the failure's event reaches the printer on its own
 // goroutine (a script reading stderr sees them in the order they happened).
+// The reply says why there is no such tool, as harness call does.
 func TestConsoleStartLinesComeBeforeTheFirstReply(t *testing.T) {
 	t.Parallel()
 	s := start(t, "- id: gone\n  name: mcp-client\n  config: {transport: stdio, serverName: gone, command: ./no-such-server}\n", false)
@@ -456,5 +457,8 @@ func TestConsoleStartLinesComeBeforeTheFirstReply(t *testing.T) {
 	failed, reply := strings.Index(out, "gone failed"), strings.Index(out, `unknown tool "mcp__gone__x"`)
 	if failed < 0 || reply < 0 || failed > reply {
 		t.Fatalf("stderr, want the failure before the reply:\n%s", out)
+	}
+	if !strings.Contains(out, `unknown tool "mcp__gone__x" (entry "gone", serverName "gone", failed: `) {
+		t.Fatalf("the reply does not say the entry failed:\n%s", out)
 	}
 }
