@@ -79,6 +79,23 @@ func (c *Context) Service(name string) (any, error) {
 	return s.value, nil
 }
 
+// provided returns the value of the service name, provided by the host or
+// by an instance, whether or not the kind injects it (see [Key.Provided]).
+// A read that finds none is recorded: the host refuses to provide name
+// later.
+func (c *Context) provided(name string) (any, bool) {
+	h := c.host
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s := h.services[name]; s != nil {
+		return s.value, true
+	}
+	if h.readUnset[name] == "" {
+		h.readUnset[name] = c.inst.spec.ID
+	}
+	return nil, false
+}
+
 // Use returns the injected service name as a T.
 func Use[T any](c *Context, name string) (T, error) {
 	var zero T
@@ -205,13 +222,17 @@ func (c *Context) Defer(name string, fn fiber.Disposer) (release fiber.Disposer,
 	return c.inst.fiber.Defer(name, fn)
 }
 
-// Shared returns the host-wide value stored under key, creating it with
-// newValue on first use. Plugins keep per-host state there (a reservation
-// table, say) instead of in package variables, so that two hosts in one
-// process never see each other's state. Use an unexported type as key.
+// PerHost returns the value of the host's per-host store under key,
+// creating it with newValue on first use. Plugins keep per-host state there
+// (a reservation table, a process spawner) instead of in package variables,
+// so that two hosts in one process never see each other's state. Use an
+// unexported type as key. newValue runs under the host's lock: it must not
+// call the host. What a program tells its plugins is not kept here: it
+// provides it before a load ([Key.ProvideBy]) and plugins read it with
+// [Key.Provided].
 //
 // A value that implements io.Closer is closed by [Host.Close] after every
 // instance is disposed (newest value first); its error joins Close's.
-func (c *Context) Shared(key any, newValue func() any) any {
-	return c.host.Shared(key, newValue)
+func (c *Context) PerHost(key any, newValue func() any) any {
+	return c.host.PerHost(key, newValue)
 }

@@ -100,7 +100,7 @@
 //     or a plugin that refuses, is re-created instead.
 //
 //  12. Close. [Host.Close] disposes every instance (as in 8), then closes
-//     the host-wide values of [Context.Shared] that implement io.Closer,
+//     the values of the per-host store ([Context.PerHost]) that implement io.Closer,
 //     newest first — a plugin's per-host resource (mcp-client's process
 //     spawner) outlives its instances and ends with the host.
 //
@@ -125,6 +125,8 @@
 // Reads ([Host.Snapshot], [Host.Wait], [Host.Subscribe]) never wait for them.
 //
 // Two hosts in one process share nothing but the table of plugin kinds.
-// Plugins keep per-host state with [Context.Shared], never in package
-// variables; the host closes what of it is an io.Closer (step 12).
+// Plugins keep per-host state with [Context.PerHost], never in package
+// variables; the host closes what of it is an io.Closer (step 12). What a
+// program tells its plugins is provided, once, before a load
+// ([Key.ProvideBy]) and read with [Key.Provided].
 package host

@@ -56,16 +56,20 @@ type Host struct {
 	secrets        *secret.Set
 	root           *fiber.Fiber
 
-	mu       sync.Mutex
-	file     *File
-	entries  map[string]*entry
-	order    []string
-	services map[string]*service
-	shared   map[any]any
-	sharedIn []any // keys of shared, in the order they were created
-	subs     map[*Subscription]struct{}
-	seq      uint64 // the Seq of the last event emitted
-	closed   bool
+	mu        sync.Mutex
+	file      *File
+	entries   map[string]*entry
+	order     []string
+	services  map[string]*service
+	perHost   map[any]any // the per-host store (PerHost)
+	perHostIn []any       // its keys, in the order they were created
+	subs      map[*Subscription]struct{}
+	seq       uint64 // the Seq of the last event emitted
+	closed    bool
+	// readUnset records the services an entry read with Key.Provided
+	// before anyone provided them (name → entry id): the host refuses to
+	// provide one later.
+	readUnset map[string]string
 
 	opsMu   sync.Mutex
 	ops     []func()
@@ -126,8 +130,9 @@ func New(opts Options) *Host {
 		secrets:        opts.Secrets,
 		entries:        map[string]*entry{},
 		services:       map[string]*service{},
-		shared:         map[any]any{},
+		perHost:        map[any]any{},
 		subs:           map[*Subscription]struct{}{},
+		readUnset:      map[string]string{},
 		opsWake:        make(chan struct{}, 1),
 		opsDone:        make(chan struct{}),
 	}
@@ -164,11 +169,18 @@ func ProcessEnv() jsexpr.Env { return jsexpr.OSEnv() }
 // the host or by an instance — is an error: a service has one provider.
 //
 // A [Versioned] service's changes go on the host's stream from then on
-// ([ServiceChanged]).
+// ([ServiceChanged]). A program's settings for its plugins are provided
+// here too, before a load, and read with [Key.Provided]: providing one
+// that an entry already read as not provided is an error, for the entry
+// went on with its default.
 func (h *Host) Provide(name string, v any) error {
 	svc := &service{value: v}
 	h.mu.Lock()
 	err := h.claimLocked(name, svc)
+	if id := h.readUnset[name]; err == nil && id != "" {
+		delete(h.services, name)
+		err = fmt.Errorf("service %q is provided after entry %q read it and went on without it: provide a program's settings before loading a configuration", name, id)
+	}
 	h.mu.Unlock()
 	if err == nil {
 		err = h.attach(name, svc)
@@ -219,19 +231,20 @@ func (h *Host) claimLocked(name string, svc *service) error {
 	return nil
 }
 
-// Shared returns the host-wide value stored under key, creating it with
-// newValue on first use: what plugins reach through [Context.Shared]. The
-// program that runs the host sets such values before loading a
-// configuration (who this harness is, say), with a newValue that returns
-// them.
-func (h *Host) Shared(key any, newValue func() any) any {
+// PerHost returns the value of the host's per-host store under key,
+// creating it with newValue on first use: the state a plugin keeps once
+// per host rather than in a package variable (see [Context.PerHost]).
+// newValue runs under the host's lock: it must not call the host. It is
+// no place for a program's settings, which it provides ([Key.ProvideBy])
+// so that a second one is an error.
+func (h *Host) PerHost(key any, newValue func() any) any {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	v, ok := h.shared[key]
+	v, ok := h.perHost[key]
 	if !ok {
 		v = newValue()
-		h.shared[key] = v
-		h.sharedIn = append(h.sharedIn, key)
+		h.perHost[key] = v
+		h.perHostIn = append(h.perHostIn, key)
 	}
 	return v
 }
@@ -607,7 +620,7 @@ func (h *Host) Close(ctx context.Context) error {
 		h.retiring.Wait()
 		dctx, cancel := context.WithTimeout(context.Background(), h.disposeTimeout)
 		defer cancel()
-		err := errors.Join(h.root.Dispose(dctx), h.closeShared())
+		err := errors.Join(h.root.Dispose(dctx), h.closePerHost())
 		h.mu.Lock()
 		h.closed = true
 		subs := h.subs
@@ -624,22 +637,22 @@ func (h *Host) Close(ctx context.Context) error {
 	return err
 }
 
-// closeShared closes the values of [Context.Shared] that are io.Closers,
-// newest first, once no instance is left to use them.
-func (h *Host) closeShared() error {
+// closePerHost closes the values of the per-host store ([Context.PerHost])
+// that are io.Closers, newest first, once no instance is left to use them.
+func (h *Host) closePerHost() error {
 	h.mu.Lock()
-	keys := h.sharedIn
-	h.sharedIn = nil
+	keys := h.perHostIn
+	h.perHostIn = nil
 	values := make([]any, len(keys))
 	for i, k := range keys {
-		values[i] = h.shared[k]
+		values[i] = h.perHost[k]
 	}
 	h.mu.Unlock()
 	var errs []error
 	for i := len(values) - 1; i >= 0; i-- {
 		if c, ok := values[i].(io.Closer); ok {
 			if err := c.Close(); err != nil {
-				errs = append(errs, fmt.Errorf("close the shared %T: %w", values[i], err))
+				errs = append(errs, fmt.Errorf("close the per-host %T: %w", values[i], err))
 			}
 		}
 	}

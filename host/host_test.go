@@ -315,17 +315,18 @@ func TestReloadMovesAReservedValue(t *testing.T) {
 	}
 }
 
-// What the program running the host puts in Host.Shared before loading is
-// what plugins find through Context.Shared.
-func TestHostSharedSeedsWhatPluginsSee(t *testing.T) {
+// The per-host store is one for the program and its plugins: what the
+// program put in Host.PerHost is what plugins find through
+// Context.PerHost.
+func TestPerHostStoreIsOneForProgramAndPlugins(t *testing.T) {
 	t.Parallel()
 	fx := newFixture(t)
 	seeded := &reservations{owner: map[string]string{"github": "the program"}}
-	if got := fx.h.Shared(reservationsKey{}, func() any { return seeded }); got != seeded {
-		t.Fatalf("Shared returned %v, want the seeded value", got)
+	if got := fx.h.PerHost(reservationsKey{}, func() any { return seeded }); got != seeded {
+		t.Fatalf("PerHost returned %v, want the seeded value", got)
 	}
-	if got := fx.h.Shared(reservationsKey{}, func() any { return &reservations{} }); got != seeded {
-		t.Fatal("a second Shared replaced the value")
+	if got := fx.h.PerHost(reservationsKey{}, func() any { return &reservations{} }); got != seeded {
+		t.Fatal("a second PerHost replaced the value")
 	}
 	fx.mustLoad(`
 - id: one
@@ -523,10 +524,10 @@ func TestCloseDisposesEverythingDependentsFirst(t *testing.T) {
 	}
 }
 
-// Shared values that are io.Closers live as long as the host: disposing
+// Per-host values that are io.Closers live as long as the host: disposing
 // every instance leaves them; Close closes them after the instances, newest
 // first, and reports their errors.
-func TestCloseClosesSharedValuesLast(t *testing.T) {
+func TestCloseClosesPerHostValuesLast(t *testing.T) {
 	t.Parallel()
 	fx := newFixture(t)
 	fx.mustLoad(`
@@ -550,7 +551,7 @@ func TestCloseClosesSharedValuesLast(t *testing.T) {
 	}
 	fx.rec.reset()
 	err := fx.h.Close(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "close the shared *host_test.sharedCloser: it failed on purpose") {
+	if err == nil || !strings.Contains(err.Error(), "close the per-host *host_test.sharedCloser: it failed on purpose") {
 		t.Fatalf("Close = %v, want the closer's error", err)
 	}
 	want := []string{"a dispose", "shared failing close", "shared first close"}

@@ -135,7 +135,7 @@ type probe struct {
 	Argv     []string `yaml:"argv" secret:"args"`
 	// Barrier makes disposal wait until that many probes are disposing.
 	Barrier int `yaml:"barrier"`
-	// Closer stores a host-wide io.Closer under this name (Context.Shared);
+	// Closer stores a host-wide io.Closer under this name (Context.PerHost);
 	// the one named "failing" fails to close.
 	Closer string `yaml:"closer"`
 
@@ -187,7 +187,7 @@ func reserve(ctx *host.Context, value string) error {
 	if value == "" {
 		return nil
 	}
-	res := ctx.Shared(reservationsKey{}, func() any { return &reservations{owner: map[string]string{}} }).(*reservations)
+	res := ctx.PerHost(reservationsKey{}, func() any { return &reservations{owner: map[string]string{}} }).(*reservations)
 	res.mu.Lock()
 	if o, taken := res.owner[value]; taken {
 		res.mu.Unlock()
@@ -229,7 +229,7 @@ func (p *probe) Apply(ctx *host.Context) error {
 		return err
 	}
 	if p.Closer != "" {
-		ctx.Shared(closerKey(p.Closer), func() any { return &sharedCloser{rec: rec, name: p.Closer} })
+		ctx.PerHost(closerKey(p.Closer), func() any { return &sharedCloser{rec: rec, name: p.Closer} })
 	}
 	if len(p.Tools) > 0 {
 		reg, err := tools.From(ctx)

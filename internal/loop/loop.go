@@ -269,22 +269,33 @@ func (s *Self) Forget(owner any) {
 	delete(s.behind, owner)
 }
 
-type selfKey struct{}
+// SelfKey is where a program provides the identity of its host: what
+// [From] returns to its plugins. Provide it once, before loading a
+// configuration (a second is an error, and so is one after a plugin went
+// on with a fresh identity).
+var SelfKey = host.NewKey[*Self]("harness.self")
 
-// Attach makes s the identity of h: what [From] returns to its plugins. Call
-// it before loading a configuration.
-func Attach(h *host.Host, s *Self) {
-	h.Shared(selfKey{}, func() any { return s })
-}
+// freshKey keeps, in the per-host store, the identity of a host whose
+// program provided none.
+type freshKey struct{}
 
-// From returns the identity of the plugin's host. A host nobody attached
-// one to gets a fresh one, with no configuration and an empty chain (two
-// hosts in one test process are two harnesses).
-func From(ctx *host.Context) *Self {
-	return ctx.Shared(selfKey{}, func() any { return New("", "") }).(*Self)
+// From returns the identity of the plugin's host: the one its program
+// provided ([SelfKey]), or else a fresh one, with no configuration and an
+// empty chain, the same for every plugin of the host (two hosts in one
+// test process are two harnesses).
+func From(ctx *host.Context) (*Self, error) {
+	s, ok, err := SelfKey.Provided(ctx)
+	if err != nil || ok {
+		return s, err
+	}
+	return ctx.PerHost(freshKey{}, func() any { return New("", "") }).(*Self), nil
 }
 
 // FromHost is [From] for the program that runs h.
-func FromHost(h *host.Host) *Self {
-	return h.Shared(selfKey{}, func() any { return New("", "") }).(*Self)
+func FromHost(h *host.Host) (*Self, error) {
+	s, ok, err := SelfKey.ProvidedBy(h)
+	if err != nil || ok {
+		return s, err
+	}
+	return h.PerHost(freshKey{}, func() any { return New("", "") }).(*Self), nil
 }

@@ -18,7 +18,11 @@ func TestStdioServersReceiveTheChain(t *testing.T) {
 	t.Parallel()
 	hx := newHarness(t)
 	hx.mustLoad(yml(hx.stdio("a", "srv", map[string]any{"env": map[string]string{"harness_chain": "forged"}}, "--only", "env")))
-	want := loop.FromHost(hx.H).Next()
+	self, err := loop.FromHost(hx.H)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := self.Next()
 	hx.wantCall("mcp__srv__env", `{"name":"HARNESS_CHAIN"}`, want, false)
 	hx.wantCall("mcp__srv__env", `{"name":"harness_chain"}`, "<unset>", false)
 }
@@ -69,7 +73,9 @@ func TestHTTPLoops(t *testing.T) {
 			self := loop.New("", "")
 			p := gatewayPeer(t, tc.info(self))
 			hx := newHarness(t)
-			loop.Attach(hx.H, self)
+			if err := loop.SelfKey.ProvideBy(hx.H, self); err != nil {
+				t.Fatal(err)
+			}
 			hx.mustLoad(yml(httpEntry("gw", "gw", p.URL, nil)))
 			hx.settle()
 			if tc.wants == "" {

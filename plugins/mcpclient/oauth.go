@@ -159,8 +159,8 @@ func (o *OAuth) settings() oauth.Settings {
 	}
 }
 
-// OAuthOptions are the program's OAuth settings for a host, set before a
-// configuration is loaded (SetOAuthOptions): where the token store is, and
+// OAuthOptions are the program's OAuth settings for a host, provided under
+// [OAuthKey] before a configuration is loaded: where the token store is, and
 // — for tests and the conformance client only — who logs in when a server
 // asks.
 type OAuthOptions struct {
@@ -175,15 +175,15 @@ type OAuthOptions struct {
 	Poll time.Duration
 }
 
-type oauthOptionsKey struct{}
+// OAuthKey is where a program provides the [OAuthOptions] of its
+// mcp-client entries: OAuthKey.ProvideBy(h, o), once, before loading a
+// configuration (a second is an error, and so is one after an entry
+// started without them). Without them, the defaults.
+var OAuthKey = host.NewKey[OAuthOptions]("mcp-client.oauth")
 
-// SetOAuthOptions sets the OAuth settings of h's mcp-client entries.
-func SetOAuthOptions(h *host.Host, o OAuthOptions) {
-	h.Shared(oauthOptionsKey{}, func() any { return &o })
-}
-
-func oauthOptionsOf(ctx *host.Context) *OAuthOptions {
-	return ctx.Shared(oauthOptionsKey{}, func() any { return &OAuthOptions{} }).(*OAuthOptions)
+func oauthOptionsOf(ctx *host.Context) (*OAuthOptions, error) {
+	o, _, err := OAuthKey.Provided(ctx)
+	return &o, err
 }
 
 // StoreDir is the token store's folder of o.
@@ -234,7 +234,10 @@ func newEntryAuth(ctx *host.Context, cfg *Config) (*entryAuth, error) {
 	if !cfg.UsesOAuth() {
 		return nil, nil
 	}
-	opts := oauthOptionsOf(ctx)
+	opts, err := oauthOptionsOf(ctx)
+	if err != nil {
+		return nil, err
+	}
 	dir, err := opts.storeDir()
 	if err != nil {
 		return nil, err

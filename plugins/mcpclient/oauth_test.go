@@ -68,7 +68,7 @@ func TestNeedsLoginThenLogin(t *testing.T) {
 	url := oauthPeer(t, as)
 	dir := filepath.Join(t.TempDir(), "oauth")
 	hx := newHarness(t)
-	SetOAuthOptions(hx.H, OAuthOptions{StoreDir: dir, Poll: 20 * time.Millisecond})
+	provideOAuth(t, hx.H, OAuthOptions{StoreDir: dir, Poll: 20 * time.Millisecond})
 	hx.mustLoad(yml(httpEntry("web", "web", url, nil)))
 
 	e := hx.wantState("web", host.NeedsLogin, "the server needs a login")
@@ -161,7 +161,7 @@ func TestOAuthOffAndStaticHeader(t *testing.T) {
 	as := oauthtest.NewAS(t)
 	url := oauthPeer(t, as)
 	hx := newHarness(t)
-	SetOAuthOptions(hx.H, OAuthOptions{StoreDir: t.TempDir()})
+	provideOAuth(t, hx.H, OAuthOptions{StoreDir: t.TempDir()})
 	hx.mustLoad(yml(httpEntry("web", "web", url, map[string]any{"oauth": false})))
 	hx.wantState("web", host.Failed, "HTTP 401", "WWW-Authenticate: Bearer", "resource_metadata")
 
@@ -210,7 +210,7 @@ func TestLoginWhileTheServerIsDown(t *testing.T) {
 	url := srv.URL + "/mcp"
 	dir := t.TempDir()
 	hx := newHarness(t)
-	SetOAuthOptions(hx.H, OAuthOptions{StoreDir: dir, Poll: 20 * time.Millisecond})
+	provideOAuth(t, hx.H, OAuthOptions{StoreDir: dir, Poll: 20 * time.Millisecond})
 	hx.mustLoad(yml(httpEntry("web", "web", url, nil)))
 	hx.wantState("web", host.NeedsLogin)
 	srv.Close()
@@ -282,7 +282,7 @@ func TestOAuthAuthorizeInline(t *testing.T) {
 	url := oauthPeer(t, as)
 	hx := newHarness(t)
 	var authorized int
-	SetOAuthOptions(hx.H, OAuthOptions{StoreDir: t.TempDir(), Authorize: func(ctx context.Context, f *oauth.Flow, ch *oauth.Challenge) error {
+	provideOAuth(t, hx.H, OAuthOptions{StoreDir: t.TempDir(), Authorize: func(ctx context.Context, f *oauth.Flow, ch *oauth.Challenge) error {
 		authorized++
 		lb, err := oauth.Listen(0)
 		if err != nil {
@@ -305,5 +305,13 @@ func TestOAuthAuthorizeInline(t *testing.T) {
 	hx.wantCall("mcp__web__echo", `{"message":"hi"}`, "echo: hi", false)
 	if authorized != 1 {
 		t.Fatalf("%d authorizations, want 1", authorized)
+	}
+}
+
+// provideOAuth provides the test's OAuth settings to h, before a load.
+func provideOAuth(t *testing.T, h *host.Host, o OAuthOptions) {
+	t.Helper()
+	if err := OAuthKey.ProvideBy(h, o); err != nil {
+		t.Fatal(err)
 	}
 }

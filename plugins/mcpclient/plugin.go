@@ -104,7 +104,7 @@ func (h *hostSpawner) Close() error {
 var _ io.Closer = (*hostSpawner)(nil)
 
 func spawnerOf(ctx *host.Context) (*proc.Spawner, error) {
-	h := ctx.Shared(spawnerKey{}, func() any {
+	h := ctx.PerHost(spawnerKey{}, func() any {
 		sp, err := proc.NewSpawner()
 		return &hostSpawner{sp: sp, err: err}
 	}).(*hostSpawner)
@@ -177,7 +177,10 @@ func (p *Plugin) Apply(ctx *host.Context) error {
 	}); err != nil {
 		return err
 	}
-	if s.self = loop.From(ctx); s.self != nil {
+	if s.self, err = loop.From(ctx); err != nil {
+		return err
+	}
+	if s.self != nil {
 		self := s.self
 		if _, err := ctx.Defer("forget the harnesses behind the server", func(context.Context) error {
 			self.Forget(s)
@@ -194,7 +197,7 @@ func (p *Plugin) Apply(ctx *host.Context) error {
 			return err
 		}
 	}
-	res := ctx.Shared(reservationsKey{}, func() any { return &reservations{claims: map[string]*claim{}} }).(*reservations)
+	res := ctx.PerHost(reservationsKey{}, func() any { return &reservations{claims: map[string]*claim{}} }).(*reservations)
 	name := cfg.ServerName
 	if err := res.reserve(name, ctx.ID(), s); err != nil {
 		return err

@@ -65,7 +65,10 @@ func (p *Plugin) Validate() error {
 // Apply listens and serves; the listener closes when the instance is
 // disposed.
 func (p *Plugin) Apply(ctx *host.Context) error {
-	ho := hostOptions(ctx)
+	ho, _, err := HostOptionsKey.Provided(ctx)
+	if err != nil {
+		return err
+	}
 	if ho.Ignore != "" {
 		ctx.Logger().Info("mcp-server entry ignored", "why", ho.Ignore)
 		p.mu.Lock()
@@ -77,7 +80,11 @@ func (p *Plugin) Apply(ctx *host.Context) error {
 	if err != nil {
 		return err
 	}
-	opts := Options{Mode: p.Tools, Settle: ho.Settle, Self: loop.From(ctx), Logger: ctx.Logger()}
+	self, err := loop.From(ctx)
+	if err != nil {
+		return err
+	}
+	opts := Options{Mode: p.Tools, Settle: ho.Settle, Self: self, Logger: ctx.Logger()}
 	// Resources and prompts are served when the host provides them
 	// (docs/rfc/0008-resources-prompts.md).
 	if res, err := resources.From(ctx); err == nil {
@@ -179,7 +186,8 @@ func (s *Status) StatusLines() []string {
 }
 
 // HostOptions are what the program running a host tells its mcp-server
-// entries; see [SetHostOptions].
+// entries: it provides them under [HostOptionsKey] before it loads a
+// configuration. Without them, an entry serves and waits for nothing.
 type HostOptions struct {
 	// Settle waits until the host's entries have settled, bounded as the
 	// program wants: a gateway's first tools/list waits for it.
@@ -191,17 +199,10 @@ type HostOptions struct {
 	Ignore string
 }
 
-type hostOptionsKey struct{}
-
-// SetHostOptions sets the options of h's mcp-server entries. Call it
-// before loading a configuration.
-func SetHostOptions(h *host.Host, o HostOptions) {
-	h.Shared(hostOptionsKey{}, func() any { return o })
-}
-
-func hostOptions(ctx *host.Context) HostOptions {
-	return ctx.Shared(hostOptionsKey{}, func() any { return HostOptions{} }).(HostOptions)
-}
+// HostOptionsKey is where a program provides [HostOptions]:
+// HostOptionsKey.ProvideBy(h, o), once, before loading a configuration (a
+// second is an error, and so is one after an entry started without them).
+var HostOptionsKey = host.NewKey[HostOptions]("mcp-server.host-options")
 
 // SettleWithin returns a Settle function for [HostOptions] and [Options]:
 // h's entries settle, waiting at most d (0: not at all).

@@ -52,7 +52,9 @@ func TestKindServesTheHostsTools(t *testing.T) {
 func TestKindIgnoredUnderServe(t *testing.T) {
 	t.Parallel()
 	hx := hosttest.New(t, 10*time.Second)
-	SetHostOptions(hx.H, HostOptions{Ignore: "harness serve serves this host itself"})
+	if err := HostOptionsKey.ProvideBy(hx.H, HostOptions{Ignore: "harness serve serves this host itself"}); err != nil {
+		t.Fatal(err)
+	}
 	if err := hx.Load(`
 - id: gw
   name: mcp-server

@@ -49,7 +49,10 @@ func (p *Plugin) Validate() error {
 // disposed. The page's URL is told to the person through the program's
 // Announce (with a fresh token in its fragment).
 func (p *Plugin) Apply(ctx *host.Context) error {
-	ho := hostOptions(ctx)
+	ho, _, err := HostOptionsKey.Provided(ctx)
+	if err != nil {
+		return err
+	}
 	if ho.Ignore != "" || ho.Host == nil {
 		why := ho.Ignore
 		if why == "" {
@@ -135,8 +138,9 @@ func (s *Status) StatusLines() []string {
 	return nil
 }
 
-// HostOptions are what the program running a host tells its web entries;
-// see [SetHostOptions].
+// HostOptions are what the program running a host tells its web entries:
+// it provides them under [HostOptionsKey] before it loads a configuration.
+// Without them (no Host), an entry does nothing, and says so.
 type HostOptions struct {
 	// Host is the host the page shows (its entries, events, restarts).
 	Host *host.Host
@@ -155,17 +159,10 @@ type HostOptions struct {
 	Ignore string
 }
 
-type hostOptionsKey struct{}
-
-// SetHostOptions sets the options of h's web entries. Call it before
-// loading a configuration.
-func SetHostOptions(h *host.Host, o HostOptions) {
-	h.Shared(hostOptionsKey{}, func() any { return o })
-}
-
-func hostOptions(ctx *host.Context) HostOptions {
-	return ctx.Shared(hostOptionsKey{}, func() any { return HostOptions{} }).(HostOptions)
-}
+// HostOptionsKey is where a program provides [HostOptions]:
+// HostOptionsKey.ProvideBy(h, o), once, before loading a configuration (a
+// second is an error, and so is one after an entry started without them).
+var HostOptionsKey = host.NewKey[HostOptions]("web.host-options")
 
 var (
 	_ host.Plugin         = (*Plugin)(nil)

@@ -35,6 +35,7 @@ type harness struct {
 	env   Env
 	log   *slog.Logger
 	host  *host.Host
+	self  *loop.Self // who this harness is among harnesses
 	tools *tools.Registry
 	// resources and prompts are the other two services of MCP servers.
 	resources *resources.Registry
@@ -90,7 +91,6 @@ func boot(o *options, env Env) (*harness, *host.File, error) {
 		return nil, nil, exit(ExitUsage, "harness: refusing to start: %v%s", err, loopHint(err))
 	}
 	h := host.New(host.Options{Logger: log, Env: jsEnv(env), Secrets: env.secrets})
-	loop.Attach(h, self)
 	gateway := mcpserver.HostOptions{Settle: mcpserver.SettleWithin(h, o.wait)}
 	switch o.command {
 	case "run":
@@ -99,20 +99,26 @@ func boot(o *options, env Env) (*harness, *host.File, error) {
 	default:
 		gateway.Ignore = "only harness run serves mcp-server entries"
 	}
-	mcpserver.SetHostOptions(h, gateway)
-	// The token store of remote servers' logins, the one `harness login`
-	// writes (no start ever logs in: it only reads it).
-	if store, err := oauthStore(env); err == nil {
-		mcpclient.SetOAuthOptions(h, mcpclient.OAuthOptions{StoreDir: store.Dir})
+	// The program's settings for its plugins, each provided once, before
+	// the load (a second, or one after an entry went on without it, is an
+	// error): who this harness is, the gateway's and the page's options,
+	// and the token store of remote servers' logins, the one `harness
+	// login` writes (no start ever logs in: it only reads it).
+	settings := []error{
+		loop.SelfKey.ProvideBy(h, self),
+		mcpserver.HostOptionsKey.ProvideBy(h, gateway),
+		web.HostOptionsKey.ProvideBy(h, webHostOptions(h, o, env, pages)),
 	}
-	web.SetHostOptions(h, webHostOptions(h, o, env, pages))
+	if store, err := oauthStore(env); err == nil {
+		settings = append(settings, mcpclient.OAuthKey.ProvideBy(h, mcpclient.OAuthOptions{StoreDir: store.Dir}))
+	}
 	reg := tools.New(tools.WithLogger(log))
 	agents := agent.NewDirectory()
 	res, pr := resources.New(), prompts.New()
-	if err := errors.Join(tools.Key.ProvideBy(h, reg), resources.Key.ProvideBy(h, res), prompts.Key.ProvideBy(h, pr), agent.DirectoryKey.ProvideBy(h, agents)); err != nil {
+	if err := errors.Join(append(settings, tools.Key.ProvideBy(h, reg), resources.Key.ProvideBy(h, res), prompts.Key.ProvideBy(h, pr), agent.DirectoryKey.ProvideBy(h, agents))...); err != nil {
 		return nil, nil, err
 	}
-	return &harness{o: o, env: env, log: log, host: h, tools: reg, resources: res, prompts: pr, agents: agents, logs: pages}, f, nil
+	return &harness{o: o, env: env, log: log, host: h, self: self, tools: reg, resources: res, prompts: pr, agents: agents, logs: pages}, f, nil
 }
 
 // load applies the configuration read by boot. A configuration that does not

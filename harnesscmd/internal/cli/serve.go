@@ -7,7 +7,6 @@ import (
 
 	"github.com/harness-go/harness/fiber"
 	"github.com/harness-go/harness/host"
-	"github.com/harness-go/harness/internal/loop"
 	"github.com/harness-go/harness/plugins/mcpserver"
 )
 
@@ -144,7 +143,7 @@ func (hs *harness) gateway(o *options, f serveFlags) (*mcpserver.Gateway, *mcpse
 	gw, err := mcpserver.New(hs.tools, mcpserver.Options{
 		Mode:    f.tools,
 		Settle:  mcpserver.SettleWithin(hs.host, o.wait),
-		Self:    loop.FromHost(hs.host),
+		Self:    hs.self,
 		Logger:  hs.log,
 		Version: Version(),
 		// Resources and prompts beside the tools (docs/rfc/0008-resources-prompts.md).

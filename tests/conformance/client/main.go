@@ -215,7 +215,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer os.RemoveAll(store)
-	mcpclient.SetOAuthOptions(h, mcpclient.OAuthOptions{StoreDir: store, Authorize: authorizeHeadless})
+	if err := mcpclient.OAuthKey.ProvideBy(h, mcpclient.OAuthOptions{StoreDir: store, Authorize: authorizeHeadless}); err != nil {
+		fmt.Fprintln(stderr, "client:", err)
+		return 1
+	}
 
 	code := exercise(ctx, o, h, reg, stdout, stderr)
 
