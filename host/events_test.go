@@ -404,3 +404,72 @@ func TestSubscriptionsLeaveNoGoroutines(t *testing.T) {
 	}
 	late.Close()
 }
+
+// Diff: a name removed and added again in one change was replaced in place
+// and is in neither list; both come back sorted, without repeats.
+func TestDiff(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name                   string
+		added, removed         []string
+		wantAdded, wantRemoved []string
+	}{
+		{"nothing", nil, nil, nil, nil},
+		{"only added", []string{"b", "a", "b"}, nil, []string{"a", "b"}, nil},
+		{"only removed", nil, []string{"z", "y"}, nil, []string{"y", "z"}},
+		{"replaced in place", []string{"a", "b"}, []string{"b", "a"}, nil, nil},
+		{"a swap", []string{"b", "c"}, []string{"a", "b"}, []string{"c"}, []string{"a"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			a, r := host.Diff(tc.added, tc.removed)
+			if !slices.Equal(a, tc.wantAdded) || !slices.Equal(r, tc.wantRemoved) {
+				t.Fatalf("Diff(%q, %q) = %q, %q; want %q, %q", tc.added, tc.removed, a, r, tc.wantAdded, tc.wantRemoved)
+			}
+		})
+	}
+}
+
+func TestServiceChangedString(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		ev   host.Event
+		want string
+	}{
+		{host.Event{Type: host.ServiceChanged, Service: "tools", Version: 3, Added: []string{"a", "b"}, Removed: []string{"c"}},
+			`service "tools" changed (version 3): added a, b; removed c`},
+		{host.Event{Type: host.ServiceChanged, Service: "tools", Version: 4, Removed: []string{"c"}},
+			`service "tools" changed (version 4): removed c`},
+		{host.Event{Type: host.ServiceChanged, Service: "resources", Version: 1},
+			`service "resources" changed (version 1)`},
+	} {
+		if got := tc.ev.String(); got != tc.want {
+			t.Errorf("String() = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+// What a change costs the service that records it: the version, the event,
+// and its queueing for each subscriber (none read here; Close drops them).
+func BenchmarkRecord(b *testing.B) {
+	for _, subs := range []int{0, 1, 4} {
+		b.Run(fmt.Sprintf("%d subscribers", subs), func(b *testing.B) {
+			h := host.New(quiet())
+			defer h.Close(context.Background())
+			sh := newShelf()
+			if err := h.Provide(shelfService, sh); err != nil {
+				b.Fatal(err)
+			}
+			for range subs {
+				defer h.Subscribe().Close()
+			}
+			added := []string{"x"}
+			b.ReportAllocs()
+			for b.Loop() {
+				sh.mu.Lock()
+				sh.changes.Record(added, nil)
+				sh.mu.Unlock()
+			}
+		})
+	}
+}
