@@ -198,16 +198,21 @@ func claimHint(snap []host.EntryStatus, name string, wait time.Duration) string 
 	return hint
 }
 
+// writeResult prints what the model would see of res: its text, or with
+// asJSON the result as one JSON line.
 func writeResult(w io.Writer, res tools.Result, asJSON bool) {
 	if asJSON {
 		b, _ := json.Marshal(res)
 		w.Write(append(b, '\n'))
 		return
 	}
-	io.WriteString(w, res.Text)
-	if !strings.HasSuffix(res.Text, "\n") {
-		io.WriteString(w, "\n")
+	// One write, its newline included: on a terminal an event printed
+	// between the text and its newline would land on the result's line.
+	text := res.Text
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
 	}
+	io.WriteString(w, text)
 }
 
 // showStatus is `harness status`.
