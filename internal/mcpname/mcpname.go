@@ -75,3 +75,18 @@ func ServerOf(public string) (string, bool) {
 	}
 	return server, true
 }
+
+// Valid reports whether name keeps the function-name contract as it is:
+// 1 to 64 characters of [A-Za-z0-9_-]. A native tool's or prompt's name,
+// which is published unchanged, must.
+func Valid(name string) bool {
+	if name == "" || len(name) > maxNameLen {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if !allowed(rune(name[i])) {
+			return false
+		}
+	}
+	return true
+}

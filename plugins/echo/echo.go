@@ -1,7 +1,8 @@
 // Package echo is a small native tool plugin: it registers an `echo` tool and
 // a `clock` tool on the tools service, and, as the example of the other two
 // services, one resource (echo://about on the resources service) and one
-// prompt (repeat, published as mcp__echo__repeat on the prompts service). It
+// prompt (repeat on the prompts service: a native prompt, under its own
+// name as the tools are). It
 // is written only against the public host API and is the model to copy for a
 // new plugin: a config struct with defaults, validation that points at the
 // key, tools (resources, prompts) tied to the instance's fiber, and a status.
@@ -11,7 +12,8 @@
 //	  name: echo
 //	  config:
 //	    prefix: demo_       # optional: tools become demo_echo, demo_clock,
-//	                        # the resource and prompt's server demo_echo
+//	                        # the prompt demo_repeat, the resource's
+//	                        # server demo_echo
 //	    timezone: UTC       # default zone of the clock tool
 //	    greet: true         # optional: a greet tool that asks your name
 //
@@ -62,7 +64,7 @@ type Plugin struct {
 // Validate checks the configuration; host turns the FieldErrors into
 // file:line:column messages.
 func (p *Plugin) Validate() error {
-	if p.Prefix != "" && !tools.NamePattern.MatchString(p.Prefix+"clock") {
+	if p.Prefix != "" && !tools.NamePattern.MatchString(p.Prefix+"repeat") { // the longest name
 		return host.FieldErrorf("prefix", "%q would make invalid tool names (letters, digits, _ and - only)", p.Prefix)
 	}
 	if _, err := time.LoadLocation(p.Timezone); err != nil {
@@ -125,9 +127,10 @@ func (p *Plugin) Apply(ctx *host.Context) error {
 // AboutURI is the uri of the echo plugin's resource.
 const AboutURI = "echo://about"
 
-// registerExtras registers the resource echo://about and the prompt repeat
-// under the server <prefix>echo: the example of a native plugin on the
-// resources and prompts services. Both go with the instance's fiber.
+// registerExtras registers the resource echo://about of the server
+// <prefix>echo and the native prompt <prefix>repeat: the example of a
+// native plugin on the resources and prompts services. Both go with the
+// instance's fiber.
 func (p *Plugin) registerExtras(ctx *host.Context) error {
 	res, err := resources.From(ctx)
 	if err != nil {
@@ -138,7 +141,7 @@ func (p *Plugin) registerExtras(ctx *host.Context) error {
 		return err
 	}
 	server, echoTool := p.Prefix+"echo", p.Prefix+"echo"
-	about := "The echo plugin registers the tools " + p.Prefix + "echo and " + p.Prefix + "clock (time zone " + p.Timezone + "), this resource, and the prompt repeat.\n"
+	about := "The echo plugin registers the tools " + p.Prefix + "echo and " + p.Prefix + "clock (time zone " + p.Timezone + "), this resource, and the prompt " + p.Prefix + "repeat.\n"
 	if _, err := res.Register(ctx.Fiber(), resources.Source{
 		Server:    server,
 		Resources: []resources.Resource{{URI: AboutURI, Name: "about", Title: "About the echo plugin", Description: "What the echo plugin offers.", MIMEType: "text/plain"}},
@@ -152,7 +155,7 @@ func (p *Plugin) registerExtras(ctx *host.Context) error {
 		return err
 	}
 	_, err = pr.Register(ctx.Fiber(), prompts.Prompt{
-		Server: server, RawName: "repeat", Description: "Ask the model to repeat a message through the echo tool.",
+		RawName: p.Prefix + "repeat", Description: "Ask the model to repeat a message through the echo tool.",
 		Arguments: []prompts.Argument{{Name: "message", Description: "What to repeat.", Required: true}},
 		Get: func(_ context.Context, args map[string]string) (prompts.Result, error) {
 			return prompts.Result{Messages: []prompts.Message{prompts.TextMessage("user", "Call the tool "+echoTool+" with the message "+strconv.Quote(args["message"])+", and tell me what it answered.")}}, nil

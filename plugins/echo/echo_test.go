@@ -256,7 +256,7 @@ func TestPrefix(t *testing.T) {
 		{"underscore", `demo_`, []string{"demo_clock", "demo_echo"}},
 		{"dash", `x-`, []string{"x-clock", "x-echo"}},
 		{"no separator", `my`, []string{"myclock", "myecho"}},
-		{"longest allowed", strings.Repeat("p", 59), []string{strings.Repeat("p", 59) + "clock", strings.Repeat("p", 59) + "echo"}},
+		{"longest allowed", strings.Repeat("p", 58), []string{strings.Repeat("p", 58) + "clock", strings.Repeat("p", 58) + "echo"}}, // and the prompt ppp…repeat, 64
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -622,7 +622,7 @@ func TestResourceAndPrompt(t *testing.T) {
 	if _, err := fx.resources.Read(ctx, "demo_echo", "echo://nothing"); err == nil {
 		t.Fatal("an unknown uri was read")
 	}
-	out, err := fx.prompts.Get(ctx, "mcp__demo_echo__repeat", map[string]string{"message": "hi"})
+	out, err := fx.prompts.Get(ctx, "demo_repeat", map[string]string{"message": "hi"})
 	if err != nil || len(out.Messages) != 1 || out.Messages[0].Text() != `Call the tool demo_echo with the message "hi", and tell me what it answered.` {
 		t.Fatalf("get = %+v, %v", out, err)
 	}

@@ -47,6 +47,11 @@ import (
 //     cancelled (its backend is told), and so is one whose client went away
 //     while it waited on it, and every one when the gateway stops. At most
 //     Options.MaxParked wait at once.
+//  5. A prompts/get is parked the same way (its prompt may ask: a native
+//     prompt through tools.Ask, a server's prompt with its server's
+//     input_required), its requestState naming the prompt: a tool's state
+//     does not resume a prompt, nor the other way round
+//     (docs/rfc/0008-resources-prompts.md, "Through the gateway").
 
 // DefaultInputTimeout is how long a call that asked its 2026-07-28 client
 // for input waits for the client's retry.
@@ -73,12 +78,14 @@ func newParkedCalls() *parkedCalls {
 	return &parkedCalls{key: key, calls: map[string]*parked{}}
 }
 
-// parked is one call of a 2026-07-28 client whose tool may ask.
+// parked is one call of a 2026-07-28 client whose tool (or prompt) may
+// ask.
 type parked struct {
-	id, tool string
-	cancel   context.CancelCauseFunc
-	done     chan struct{} // closed when the call returned; res is set then
-	res      tools.Result
+	id      string
+	subject string // what runs: `tool "x"`, `prompt "x"`; the requestState names it
+	cancel  context.CancelCauseFunc
+	done    chan struct{} // closed when the call returned; result is set then
+	result  any           // what run returned
 
 	mu       sync.Mutex
 	round    int
@@ -105,41 +112,69 @@ type question struct {
 
 // executeModern serves a tools/call of a 2026-07-28 client.
 func (g *Gateway) executeModern(ctx context.Context, req mcp.CallToolRequest, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	run := func(ctx context.Context) any { return g.reg.Execute(ctx, name, args) }
+	p, err := g.resumeOrStart(ctx, toolSubject(name), req.Params.MultiRoundTripParams, progressToken(req), run)
+	if err != nil {
+		return nil, err
+	}
+	more, err := g.await(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if more != nil {
+		return &mcp.CallToolResult{
+			Result:               mcp.Result{ResultType: mcp.ResultTypeInputRequired},
+			MultiRoundTripResult: *more,
+			Content:              []mcp.Content{},
+		}, nil
+	}
+	res := p.result.(tools.Result)
+	if err := g.missingCapability(ctx, p, res.IsError); err != nil {
+		return nil, err
+	}
+	return toResult(res), nil
+}
+
+func toolSubject(name string) string   { return fmt.Sprintf("tool %q", name) }
+func promptSubject(name string) string { return fmt.Sprintf("prompt %q", name) }
+
+// resumeOrStart is the parked call a 2026-07-28 request of subject goes
+// on: the one its requestState names, with its answers given, or a new
+// one that runs run. An error is the request's -32602.
+func (g *Gateway) resumeOrStart(ctx context.Context, subject string, mr mcp.MultiRoundTripParams, token mcp.ProgressToken, run func(context.Context) any) (*parked, error) {
 	caps := mcp.ClientCapabilities{}
 	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.ClientCapabilities != nil {
 		caps = *info.ClientCapabilities
 	}
-	mr := req.Params.MultiRoundTripParams
-	var p *parked
-	if mr.RequestState != "" {
-		var err error
-		if p, err = g.parked.resume(mr.RequestState, name); err != nil {
-			return nil, g.fail(ctx, mcp.INVALID_PARAMS, err.Error(), nil)
-		}
-		if !p.attach(ctx, caps, progressToken(req)) {
-			return nil, g.fail(ctx, mcp.INVALID_PARAMS, "requestState: another request is already resuming this call", nil)
-		}
-		if err := p.answer(mr.InputResponses); err != nil {
-			p.detach(g, p.expiry) // the state the client holds stays good
-			return nil, g.fail(ctx, mcp.INVALID_PARAMS, "inputResponses: "+err.Error(), nil)
-		}
-	} else {
-		p = g.parked.start(g, ctx, name, args, caps, progressToken(req), mr.InputResponses)
+	if mr.RequestState == "" {
+		return g.parked.start(g, ctx, subject, run, caps, token, mr.InputResponses), nil
 	}
-	return g.await(ctx, p)
+	p, err := g.parked.resume(mr.RequestState, subject)
+	if err != nil {
+		return nil, g.fail(ctx, mcp.INVALID_PARAMS, err.Error(), nil)
+	}
+	if !p.attach(ctx, caps, token) {
+		return nil, g.fail(ctx, mcp.INVALID_PARAMS, "requestState: another request is already resuming this call", nil)
+	}
+	if err := p.answer(mr.InputResponses); err != nil {
+		p.detach(g, p.expiry) // the state the client holds stays good
+		return nil, g.fail(ctx, mcp.INVALID_PARAMS, "inputResponses: "+err.Error(), nil)
+	}
+	return p, nil
 }
 
-// start runs tool name in a call of its own, parked when it asks; the
-// request rctx waits on it from the start (what the tool reports at once
-// reaches it). Answers the first request already carries (a client that
-// answers without a requestState, as to a server that keeps none) answer
-// the questions whose asker named them so, as they are asked.
-func (pc *parkedCalls) start(g *Gateway, rctx context.Context, name string, args json.RawMessage, caps mcp.ClientCapabilities, token mcp.ProgressToken, given mcp.InputResponses) *parked {
+// start runs run (a tool's call, a prompt's rendering) in a call of its
+// own, parked when it asks; the request rctx waits on it from the start
+// (what the call reports at once reaches it). Answers the first request
+// already carries (a client that answers without a requestState, as to a
+// server that keeps none) answer the questions whose asker named them so,
+// as they are asked.
+func (pc *parkedCalls) start(g *Gateway, rctx context.Context, subject string, run func(context.Context) any, caps mcp.ClientCapabilities, token mcp.ProgressToken, given mcp.InputResponses) *parked {
 	idb := make([]byte, 16)
 	_, _ = rand.Read(idb)
 	p := &parked{
 		id:      hex.EncodeToString(idb),
-		tool:    name,
+		subject: subject,
 		done:    make(chan struct{}),
 		caps:    caps,
 		pending: map[string]*question{},
@@ -167,15 +202,16 @@ func (pc *parkedCalls) start(g *Gateway, rctx context.Context, name string, args
 			defer pc.wg.Done()
 		}
 		defer cancel(nil)
-		p.res = g.reg.Execute(ctx, name, args)
+		p.result = run(ctx)
 		close(p.done)
 	}()
 	return p
 }
 
-// await waits on p for the request ctx: the call's result, or its pending
-// questions as an input_required result.
-func (g *Gateway) await(ctx context.Context, p *parked) (*mcp.CallToolResult, error) {
+// await waits on p for the request ctx: nil when the call ended (its
+// result is p.result), or its pending questions, for an input_required
+// result.
+func (g *Gateway) await(ctx context.Context, p *parked) (*mcp.MultiRoundTripResult, error) {
 	for {
 		p.mu.Lock()
 		asked, pending := p.asked, len(p.pending)
@@ -190,7 +226,10 @@ func (g *Gateway) await(ctx context.Context, p *parked) (*mcp.CallToolResult, er
 		select {
 		case <-p.done:
 			g.parked.remove(p)
-			return g.finished(ctx, p)
+			p.mu.Lock()
+			p.waiter = nil
+			p.mu.Unlock()
+			return nil, nil
 		case <-asked:
 		case <-ctx.Done():
 			// The client went away, or cancelled, while it waited: the
@@ -203,27 +242,25 @@ func (g *Gateway) await(ctx context.Context, p *parked) (*mcp.CallToolResult, er
 	}
 }
 
-// finished answers the result of a call that ended: the tool's result, or
-// -32021 when the tool failed after a question the client had not declared
-// the capability for.
-func (g *Gateway) finished(ctx context.Context, p *parked) (*mcp.CallToolResult, error) {
+// missingCapability is -32021 for a call that ended failed after a
+// question the client had not declared the capability for; nil otherwise.
+func (g *Gateway) missingCapability(ctx context.Context, p *parked, failed bool) error {
 	p.mu.Lock()
 	missing := p.missing
-	p.waiter = nil
 	p.mu.Unlock()
-	if missing != "" && p.res.IsError {
-		return nil, g.fail(ctx, mcp.MISSING_REQUIRED_CLIENT_CAPABILITY,
+	if missing != "" && failed {
+		return g.fail(ctx, mcp.MISSING_REQUIRED_CLIENT_CAPABILITY,
 			fmt.Sprintf("the tool needs the client capability %q, which this request did not declare (_meta %s)", missing, mcp.MetaKeyClientCapabilities),
 			// requiredCapabilities as the specification's error has it;
 			// capability as mcp-go's client reads it.
 			map[string]any{"requiredCapabilities": map[string]any{missing: map[string]any{}}, "capability": missing})
 	}
-	return toResult(p.res), nil
+	return nil
 }
 
-// inputRequired answers the questions pending on p and parks it until the
-// retry.
-func (g *Gateway) inputRequired(ctx context.Context, p *parked) (*mcp.CallToolResult, error) {
+// inputRequired returns the questions pending on p, with the state of the
+// round, and parks it until the retry.
+func (g *Gateway) inputRequired(ctx context.Context, p *parked) (*mcp.MultiRoundTripResult, error) {
 	if !g.parked.list(p, g.opts.MaxParked) {
 		p.cancel(errors.New("too many calls wait for their client's input"))
 		<-p.done
@@ -251,14 +288,9 @@ func (g *Gateway) inputRequired(ctx context.Context, p *parked) (*mcp.CallToolRe
 		return g.await(ctx, p)
 	}
 	expiry := time.Now().Add(g.opts.InputTimeout)
-	state := g.parked.sign(p.id, round, p.tool, expiry)
+	state := g.parked.sign(p.id, round, p.subject, expiry)
 	p.detach(g, expiry)
-	res := &mcp.CallToolResult{
-		Result:               mcp.Result{ResultType: mcp.ResultTypeInputRequired},
-		MultiRoundTripResult: mcp.MultiRoundTripResult{InputRequests: requests, RequestState: state},
-		Content:              []mcp.Content{},
-	}
-	return res, nil
+	return &mcp.MultiRoundTripResult{InputRequests: requests, RequestState: state}, nil
 }
 
 // keepPending keeps the keys of order still in pending.
@@ -429,15 +461,15 @@ func (pc *parkedCalls) stopAll(cause error) {
 
 // stateClaims is what a requestState says.
 type stateClaims struct {
-	Call   string `json:"c"`
-	Round  int    `json:"r"`
-	Tool   string `json:"t"`
-	Expiry int64  `json:"x"` // Unix milliseconds
+	Call    string `json:"c"`
+	Round   int    `json:"r"`
+	Subject string `json:"t"` // toolSubject, promptSubject
+	Expiry  int64  `json:"x"` // Unix milliseconds
 }
 
-// sign returns the requestState of round of call id.
-func (pc *parkedCalls) sign(id string, round int, tool string, expiry time.Time) string {
-	payload, _ := json.Marshal(stateClaims{Call: id, Round: round, Tool: tool, Expiry: expiry.UnixMilli()})
+// sign returns the requestState of round of call id, of subject.
+func (pc *parkedCalls) sign(id string, round int, subject string, expiry time.Time) string {
+	payload, _ := json.Marshal(stateClaims{Call: id, Round: round, Subject: subject, Expiry: expiry.UnixMilli()})
 	mac := hmac.New(sha256.New, pc.key)
 	mac.Write(payload)
 	enc := base64.RawURLEncoding
@@ -451,8 +483,9 @@ var (
 	errStateEnded    = errors.New("requestState names a call that has ended; call the tool again")
 )
 
-// resume returns the parked call state names, after checking the state.
-func (pc *parkedCalls) resume(state, tool string) (*parked, error) {
+// resume returns the parked call state names, after checking the state
+// (of subject).
+func (pc *parkedCalls) resume(state, subject string) (*parked, error) {
 	payloadText, sigText, ok := strings.Cut(state, ".")
 	enc := base64.RawURLEncoding
 	payload, err1 := enc.DecodeString(payloadText)
@@ -470,8 +503,8 @@ func (pc *parkedCalls) resume(state, tool string) (*parked, error) {
 	if err := dec.Decode(&c); err != nil {
 		return nil, errStateTampered
 	}
-	if c.Tool != tool {
-		return nil, fmt.Errorf("requestState belongs to a call of tool %q, not %q", c.Tool, tool)
+	if c.Subject != subject {
+		return nil, fmt.Errorf("requestState belongs to a call of %s, not of %s", c.Subject, subject)
 	}
 	if time.Now().UnixMilli() > c.Expiry {
 		return nil, errStateExpired

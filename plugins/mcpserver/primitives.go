@@ -15,6 +15,7 @@ import (
 	"github.com/harness-go/harness/internal/safe"
 	"github.com/harness-go/harness/plugins/prompts"
 	"github.com/harness-go/harness/plugins/resources"
+	"github.com/harness-go/harness/plugins/tools"
 )
 
 // The gateway serves the resources and prompts registries beside the
@@ -353,18 +354,67 @@ func (g *Gateway) servedPrompts(all []prompts.Prompt) []server.ServerPrompt {
 	return list
 }
 
-// promptHandler renders the prompt served under name.
+// promptHandler renders the prompt served under name, with the gateway as
+// the rendering's front, as for a tools/call (relay.go): what the prompt
+// asks (a native prompt through tools.Ask, a server's prompt with its
+// server's questions) goes to a client of the session era as a request, and
+// to a 2026-07-28 client as an input_required result, the rendering parked
+// until the client's retry (mrtr.go).
 func (g *Gateway) promptHandler(name string) server.PromptHandlerFunc {
 	return func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		res, err := g.opts.Prompts.Get(ctx, name, req.Params.Arguments)
+		args := req.Params.Arguments
+		var token mcp.ProgressToken
+		if req.Params.Meta != nil {
+			token = req.Params.Meta.ProgressToken
+		}
+		if !server.IsModernRequest(ctx) {
+			f := &relay{g: g, req: ctx, token: token, caps: sessionCapabilities(ctx)}
+			res, err := g.opts.Prompts.Get(tools.WithFront(ctx, f), name, args)
+			return g.promptAnswer(ctx, name, args, res, err)
+		}
+		run := func(ctx context.Context) any {
+			res, err := g.opts.Prompts.Get(ctx, name, args)
+			return promptOutcome{res, err}
+		}
+		p, err := g.resumeOrStart(ctx, promptSubject(name), req.Params.MultiRoundTripParams, token, run)
 		if err != nil {
-			if p, ok := g.opts.Prompts.Lookup(name); !ok || missingArgument(p, req.Params.Arguments) {
-				return nil, g.fail(ctx, mcp.INVALID_PARAMS, err.Error(), nil)
-			}
 			return nil, err
 		}
-		return promptResult(res), nil
+		more, err := g.await(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		if more != nil {
+			return &mcp.GetPromptResult{
+				Result:               mcp.Result{ResultType: mcp.ResultTypeInputRequired},
+				MultiRoundTripResult: *more,
+				Messages:             []mcp.PromptMessage{},
+			}, nil
+		}
+		out := p.result.(promptOutcome)
+		if err := g.missingCapability(ctx, p, out.err != nil); err != nil {
+			return nil, err
+		}
+		return g.promptAnswer(ctx, name, args, out.res, out.err)
 	}
+}
+
+// promptOutcome is what a parked prompts/get returned.
+type promptOutcome struct {
+	res prompts.Result
+	err error
+}
+
+// promptAnswer is the answer to a prompts/get of name: the result, or
+// -32602 for a prompt that is gone or an argument missing.
+func (g *Gateway) promptAnswer(ctx context.Context, name string, args map[string]string, res prompts.Result, err error) (*mcp.GetPromptResult, error) {
+	if err != nil {
+		if p, ok := g.opts.Prompts.Lookup(name); !ok || missingArgument(p, args) {
+			return nil, g.fail(ctx, mcp.INVALID_PARAMS, err.Error(), nil)
+		}
+		return nil, err
+	}
+	return promptResult(res), nil
 }
 
 // missingArgument reports whether args lacks a required argument of p.

@@ -12,12 +12,14 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/harness-go/harness/internal/testkit/mcptest"
 	"github.com/harness-go/harness/plugins/prompts"
 	"github.com/harness-go/harness/plugins/resources"
+	"github.com/harness-go/harness/plugins/tools"
 )
 
 // primRig is a rig whose gateway serves a resources and a prompts registry.
@@ -552,4 +554,92 @@ func TestResourceNotFoundOverHTTPLegacy(t *testing.T) {
 	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"code":-32602`) || !strings.Contains(w.Body.String(), `"data":{"uri":"test://nope"}`) {
 		t.Errorf("resources/read of an unknown uri: HTTP %d %s", w.Code, w.Body)
 	}
+}
+
+// A prompt that asks (here a native one, through tools.Ask; a server's
+// prompt asks the same way through mcp-client) is relayed as a tools/call
+// is: a request to a client of the session era, an input_required result
+// for a 2026-07-28 client, which answers and gets again (mcp-go's client
+// does both), over stdio and HTTP. A tool's requestState does not resume a
+// prompt.
+func TestPromptAsks(t *testing.T) {
+	t.Parallel()
+	asking := prompts.Prompt{
+		RawName: "ask_name", Description: "Ask a name, then greet it.",
+		Get: func(ctx context.Context, _ map[string]string) (prompts.Result, error) {
+			a, err := tools.Ask(ctx, tools.Question{ID: "who", Method: tools.MethodElicit,
+				Params: json.RawMessage(`{"message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}}`)})
+			if err != nil {
+				return prompts.Result{}, err
+			}
+			return prompts.Result{Messages: []prompts.Message{prompts.TextMessage("user", "greet "+string(a))}}, nil
+		},
+	}
+	for _, tc := range []struct {
+		name         string
+		http, legacy bool
+	}{
+		{"stdio legacy", false, true},
+		{"stdio", false, false},
+		{"http legacy", true, true},
+		{"http", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := newPrimRig(t, Options{})
+			if _, err := p.pr.Register(p.f, asking); err != nil {
+				t.Fatal(err)
+			}
+			p.waitServed("the prompt to be served", func() bool { return len(p.gw.mcp.ListPrompts()) == 1 })
+			ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+			defer cancel()
+			a := &answeringClient{}
+			cl := connect(t, ctx, transportFor(t, p.rig, tc.http), tc.legacy, client.WithElicitationHandler(a))
+			gr := mcp.GetPromptRequest{}
+			gr.Params.Name = "ask_name"
+			res, err := cl.GetPrompt(ctx, gr)
+			if err != nil || len(res.Messages) != 1 {
+				t.Fatalf("prompts/get: %+v, %v", res, err)
+			}
+			if text, ok := res.Messages[0].Content.(mcp.TextContent); !ok || !strings.Contains(text.Text, `"name":"Ada"`) {
+				t.Errorf("prompts/get: %#v, want the client's answer in it", res.Messages[0].Content)
+			}
+			a.mu.Lock()
+			asked := strings.Join(a.asked, ", ")
+			a.mu.Unlock()
+			if asked != "elicitation: Your name?" {
+				t.Errorf("the client was asked %q", asked)
+			}
+		})
+	}
+	t.Run("a tool's state", func(t *testing.T) {
+		t.Parallel()
+		p := newPrimRig(t, Options{})
+		if _, err := p.pr.Register(p.f, asking); err != nil {
+			t.Fatal(err)
+		}
+		p.register(tools.Tool{
+			Name: "ask_name", Description: "Ask a yes.", Parameters: json.RawMessage(`{"type":"object"}`),
+			Execute: func(ctx context.Context, _ json.RawMessage) (tools.Result, error) {
+				a, err := tools.Ask(ctx, tools.Question{ID: "who", Method: tools.MethodElicit, Params: json.RawMessage(`{"message":"Sure?","requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean"}}}}`)})
+				return tools.Result{Text: string(a)}, err
+			},
+		})
+		p.waitServed("the prompt to be served", func() bool { return len(p.gw.mcp.ListPrompts()) == 1 })
+		url := p.serveHTTP(HTTPOptions{}, "").URL()
+		_, first := modernCall(t, url, "ask_name", "", `{"elicitation":{}}`)
+		result, _ := first["result"].(map[string]any)
+		state, _ := result["requestState"].(string)
+		if state == "" {
+			t.Fatalf("the tool's first answer %v: want input_required with a requestState", first)
+		}
+		meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"0"},"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+		body := `{"jsonrpc":"2.0","id":8,"method":"prompts/get","params":{"name":"ask_name",` + meta + `,"inputResponses":{"who":{"action":"accept","content":{"name":"Ada"}}},"requestState":` + mustJSON(state) + `}}`
+		status, out := mcptest.Post(t, url, "", strings.NewReader(body), map[string]string{
+			"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "prompts/get", "Mcp-Name": "ask_name",
+		})
+		if status != http.StatusBadRequest || !strings.Contains(out, `-32602`) || !strings.Contains(out, `tool \"ask_name\"`) {
+			t.Errorf("a prompts/get with a tool's state: HTTP %d %s; want 400, -32602 naming the tool", status, out)
+		}
+	})
 }

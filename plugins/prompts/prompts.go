@@ -12,9 +12,12 @@
 //     [Registry.Changed] is closed, and the host the registry is provided to
 //     tells it on its stream (host.ServiceChanged, with the names added and
 //     removed).
-//  4. A prompt's public name is [PublicName] of its server and its own
-//     name — the naming algorithm of tools (docs/rfc/0003-mcp-client.md,
-//     "Names") — and a name registered by someone else is a conflict.
+//  4. A server's prompt is published as [PublicName] of its server and its
+//     own name — the naming algorithm of tools (docs/rfc/0003-mcp-client.md,
+//     "Names"); a native prompt (no server: a plugin's own, as a native
+//     tool is) under its own name, which must keep the function-name
+//     contract as a native tool's does. A name registered by someone else
+//     is a conflict.
 package prompts
 
 import (
@@ -55,8 +58,11 @@ type Prompt struct {
 	// Name is the public name; the registry sets it from Server and
 	// RawName.
 	Name string `json:"name"`
-	// Server and RawName are the server and the prompt's name there.
-	Server      string     `json:"server"`
+	// Server and RawName are the server and the prompt's name there. A
+	// native prompt, a plugin's own, has no server: it is published
+	// under RawName unchanged, as a native tool is under its name
+	// (docs/rfc/0008-resources-prompts.md, "Native prompts").
+	Server      string     `json:"server,omitempty"`
 	RawName     string     `json:"rawName"`
 	Title       string     `json:"title,omitempty"`
 	Description string     `json:"description,omitempty"`
@@ -68,7 +74,8 @@ type Prompt struct {
 	Get func(ctx context.Context, args map[string]string) (Result, error) `json:"-"`
 	// Complete answers completion/complete for one of the prompt's
 	// arguments: params are the request's, raw (its ref names the prompt
-	// by its raw name); the result is a CompleteResult, raw. Nil: none.
+	// by its public name; mcp-client renames it for its server); the
+	// result is a CompleteResult, raw. Nil: none.
 	Complete func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) `json:"-"`
 }
 
@@ -192,13 +199,20 @@ func (r *Registry) Replace(f *fiber.Fiber, old *Set, batch ...Prompt) (*Set, err
 	entries := make([]*entry, len(batch))
 	seen := map[string]bool{}
 	for i, p := range batch {
-		if p.Server == "" || p.RawName == "" {
-			return nil, fmt.Errorf("prompt %d: a prompt needs a server and a name", i)
+		if p.RawName == "" {
+			return nil, fmt.Errorf("prompt %d: a prompt needs a name", i)
 		}
 		if p.Get == nil {
 			return nil, fmt.Errorf("prompt %q of server %q: no Get", p.RawName, p.Server)
 		}
-		p.Name = PublicName(p.Server, p.RawName)
+		if p.Server == "" {
+			if !mcpname.Valid(p.RawName) {
+				return nil, fmt.Errorf("prompt %q: a native prompt's name is published as it is, so it must be 1 to 64 letters, digits, _ or -", p.RawName)
+			}
+			p.Name = p.RawName
+		} else {
+			p.Name = PublicName(p.Server, p.RawName)
+		}
 		if seen[p.Name] {
 			return nil, fmt.Errorf("prompt %q is listed twice in one registration", p.Name)
 		}
@@ -367,7 +381,8 @@ func (r *Registry) Get(ctx context.Context, name string, args map[string]string)
 }
 
 // JSON returns the prompt as MCP lists it, under its public name, with
-// "server" added: the server's own object when there is one.
+// "server" added (none for a native prompt): the server's own object when
+// there is one.
 func (p Prompt) JSON() json.RawMessage {
 	if len(p.Definition) > 0 {
 		var obj map[string]json.RawMessage
@@ -381,7 +396,7 @@ func (p Prompt) JSON() json.RawMessage {
 	}
 	b, _ := json.Marshal(struct {
 		Name        string     `json:"name"`
-		Server      string     `json:"server"`
+		Server      string     `json:"server,omitempty"`
 		Title       string     `json:"title,omitempty"`
 		Description string     `json:"description,omitempty"`
 		Arguments   []Argument `json:"arguments,omitempty"`

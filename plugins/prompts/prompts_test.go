@@ -78,3 +78,49 @@ func TestMessageText(t *testing.T) {
 		}
 	}
 }
+
+// A native prompt (no server) is published under its own name, as a native
+// tool is: the name must keep the function-name contract, and it meets the
+// public names of servers' prompts in one namespace.
+func TestNativePrompts(t *testing.T) {
+	t.Parallel()
+	r := prompts.New()
+	f := fiber.New(context.Background(), "t")
+	defer f.Dispose(context.Background())
+	set, err := r.Register(f, prompt("", "test_simple_prompt"), prompt("", "a-b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(set.Names(), ","); got != "test_simple_prompt,a-b" {
+		t.Fatalf("names %q: a native prompt keeps its name", got)
+	}
+	p, ok := r.Lookup("test_simple_prompt")
+	if !ok || p.RawName != "test_simple_prompt" || p.Server != "" {
+		t.Fatalf("lookup = %+v, %t", p, ok)
+	}
+	if got := string(p.JSON()); got != `{"name":"test_simple_prompt"}` {
+		t.Fatalf("JSON = %s: no server for a native prompt", got)
+	}
+	for _, bad := range []string{"a.b", "has space", strings.Repeat("x", 65), "é"} {
+		if _, err := r.Register(f, prompt("", bad)); err == nil || !strings.Contains(err.Error(), "native prompt") {
+			t.Errorf("the native name %q: %v", bad, err)
+		}
+	}
+	if _, err := r.Register(f, prompt("", strings.Repeat("x", 64))); err != nil {
+		t.Errorf("64 characters: %v", err)
+	}
+	// A native name that is a server prompt's public name is taken.
+	if _, err := r.Register(f, prompt("gh", "review")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Register(f, prompt("", "mcp__gh__review")); !errors.Is(err, prompts.ErrConflict) {
+		t.Fatalf("a native prompt under a taken name: %v", err)
+	}
+	if _, err := r.Register(f, prompt("", "a-b")); !errors.Is(err, prompts.ErrConflict) {
+		t.Fatalf("a native name twice: %v", err)
+	}
+	out, err := r.Get(context.Background(), "test_simple_prompt", map[string]string{"x": "1"})
+	if err != nil || out.Messages[0].Text() != "test_simple_prompt 1" {
+		t.Fatalf("get = %+v, %v", out, err)
+	}
+}

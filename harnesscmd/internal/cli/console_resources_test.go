@@ -96,11 +96,11 @@ func TestConsolePromptIsTheNextTurn(t *testing.T) {
 	srv := fakellm.Start(t, fakellm.Say("first"), fakellm.Say("second"))
 	config := agentEntry("a", srv.URL) + echoConfig
 	s := start(t, config, false)
-	s.send("/prompt mcp__echo__repeat message=hello")
+	s.send("/prompt repeat message=hello")
 	s.out.waitFor(t, "first")
 	s.send("what does @echo:echo://about say?")
 	s.out.waitFor(t, "second")
-	s.send("/prompt mcp__echo__repeat")
+	s.send("/prompt repeat")
 	s.errOut.waitFor(t, `needs the argument "message"`)
 	s.send("/quit")
 	if code := s.exit(); code != 0 {

@@ -83,7 +83,7 @@ func (t *promptToggle) flip() (tools.Result, error) {
 	t.n++
 	name := fmt.Sprintf("test_dynamic_prompt_%d", t.n)
 	set, err := t.reg.Replace(t.f, t.set, prompts.Prompt{
-		Server: SourceName, RawName: name, Description: "A prompt test_trigger_prompt_change added.",
+		RawName: name, Description: "A prompt test_trigger_prompt_change added.",
 		Get: func(context.Context, map[string]string) (prompts.Result, error) {
 			return prompts.Result{Messages: []prompts.Message{prompts.TextMessage("user", "dynamic")}}, nil
 		},

@@ -3,7 +3,8 @@
 // natively on the tools service. Those that answer more than text set the
 // result's Raw, the way an MCP server's tools do, so the gateway passes
 // their content blocks on unchanged. It also registers the resources the
-// resources scenarios read (resources.go).
+// resources scenarios read (resources.go) and, natively, the prompts the
+// prompts scenarios get (prompts.go).
 package servertools
 
 import (
@@ -92,6 +93,9 @@ func (plugin) Apply(ctx *host.Context) error {
 		return err
 	}
 	if _, err = reg.Register(ctx.Fiber(), append(askingTools(reg, ctx), trigger)...); err != nil {
+		return err
+	}
+	if err := registerPrompts(ctx); err != nil {
 		return err
 	}
 	return registerResources(ctx)
