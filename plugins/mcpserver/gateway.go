@@ -229,6 +229,7 @@ func New(reg *tools.Registry, opts Options) (*Gateway, error) {
 	})
 	hooks.AddBeforeSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest) { g.subscribe(ctx, req) })
 	hooks.AddBeforeUnsubscribe(func(ctx context.Context, _ any, req *mcp.UnsubscribeRequest) { g.unsubscribe(ctx, req) })
+	hooks.AddBeforeSubscriptionsListen(func(ctx context.Context, id any, req *mcp.SubscriptionsListenRequest) { g.listen(ctx, id, req) })
 	hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) { g.endSubscriptions(s.SessionID()) })
 	hooks.AddBeforeCallTool(func(ctx context.Context, _ any, req *mcp.CallToolRequest) {
 		g.waitServed(ctx, req.Params.Name)

@@ -643,3 +643,79 @@ func TestPromptAsks(t *testing.T) {
 		}
 	})
 }
+
+// A 2026-07-28 client's subscriptions/listen with resourceSubscriptions
+// subscribes through the registry (the revision has no resources/subscribe):
+// the acknowledgement names the URIs established (not one nobody serves),
+// the server's update comes on the stream under the URI listened for,
+// tagged with the stream's subscriptionId, and the end of the stream
+// releases the subscription; over stdio and HTTP, with mcp-go's client.
+func TestListenForResourceUpdates(t *testing.T) {
+	t.Parallel()
+	for _, overHTTP := range []bool{false, true} {
+		t.Run(fmt.Sprint("http=", overHTTP), func(t *testing.T) {
+			t.Parallel()
+			p := newPrimRig(t, Options{})
+			subscribed, unsubscribed := make(chan string, 4), make(chan string, 4)
+			src := p.source("a", []string{"test://one", "test://two"})
+			src.Subscribe = func(_ context.Context, uri string) error { subscribed <- uri; return nil }
+			src.Unsubscribe = func(_ context.Context, uri string) error { unsubscribed <- uri; return nil }
+			set := p.registerSource(src)
+			ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+			defer cancel()
+			cl := connect(t, ctx, transportFor(t, p.rig, overHTTP), false)
+			acks, updates := make(chan mcp.JSONRPCNotification, 4), make(chan mcp.JSONRPCNotification, 4)
+			cl.OnNotification(func(n mcp.JSONRPCNotification) {
+				switch n.Method {
+				case string(mcp.MethodNotificationSubscriptionsAcknowledged):
+					acks <- n
+				case string(mcp.MethodNotificationResourceUpdated):
+					updates <- n
+				}
+			})
+			stop, err := cl.ListenAsync(ctx, mcp.SubscriptionFilter{ResourceSubscriptions: []string{"test://one", "test://nope"}}, func(err error) { t.Errorf("listen: %v", err) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ack mcp.JSONRPCNotification
+			select {
+			case ack = <-acks:
+			case <-ctx.Done():
+				t.Fatal("no subscriptions/acknowledged")
+			}
+			if got, _ := json.Marshal(ack.Params.AdditionalFields["notifications"]); string(got) != `{"resourceSubscriptions":["test://one"]}` {
+				t.Errorf("acknowledged %s, want test://one only", got)
+			}
+			if uri := <-subscribed; uri != "test://one" {
+				t.Errorf("the server was asked to subscribe %q", uri)
+			}
+			set.Updated("test://two") // not listened for
+			set.Updated("test://one")
+			select {
+			case n := <-updates:
+				if n.Params.AdditionalFields["uri"] != "test://one" || n.Params.Meta[mcp.MetaKeySubscriptionID] == nil {
+					t.Errorf("resources/updated %+v: want test://one with a subscriptionId", n.Params)
+				}
+			case <-ctx.Done():
+				t.Fatal("no resources/updated on the listen stream")
+			}
+			stop()
+			select {
+			case uri := <-unsubscribed:
+				if uri != "test://one" {
+					t.Errorf("unsubscribed %q", uri)
+				}
+			case <-ctx.Done():
+				t.Fatal("the end of the stream did not release the subscription")
+			}
+			if n := p.gw.subscriptionCount(); n != 0 {
+				t.Errorf("%d subscriptions left", n)
+			}
+			select {
+			case n := <-updates:
+				t.Errorf("an update not listened for: %+v", n.Params)
+			default:
+			}
+		})
+	}
+}

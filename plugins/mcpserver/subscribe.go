@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -23,15 +24,23 @@ import (
 //     notifications/resources/updated reaches the sessions that subscribed,
 //     under the URI they subscribed to. resources/unsubscribe, and the end
 //     of the session, release it.
-//  2. completion/complete goes to the prompt's source (the reference by its
+//  2. On 2026-07-28 the subscriptions are a subscriptions/listen stream's
+//     (the revision has no resources/subscribe): each URI of its filter's
+//     resourceSubscriptions that the gateway serves subscribes the stream
+//     the same way, and the server's updates go on that stream, tagged
+//     with its subscriptionId, until the stream ends. A URI it does not
+//     serve, or whose server cannot subscribe, is left out of the filter,
+//     so the acknowledgement tells the client what was established.
+//  3. completion/complete goes to the prompt's source (the reference by its
 //     public name: mcp-client renames it) or to the server of the template
 //     (the reference renamed to the server's own uriTemplate).
 
 // sessionSubs are the subscriptions of the gateway's sessions: session id
 // → served URI → the registry's subscriber.
 type sessionSubs struct {
-	mu sync.Mutex
-	m  map[string]map[string]*resources.Subscriber
+	mu      sync.Mutex
+	m       map[string]map[string]*resources.Subscriber
+	streams int // subscriptions held by listen streams (2026-07-28)
 }
 
 // route returns the server and its own URI for a served URI: a served
@@ -115,6 +124,78 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) {
 	}
 }
 
+// listen subscribes a subscriptions/listen stream (2026-07-28) to the
+// served URIs its filter names, before mcp-go acknowledges the filter and
+// holds the stream open; the subscriptions end with the stream's request.
+// What cannot be subscribed is taken out of the filter (item 2 above).
+func (g *Gateway) listen(ctx context.Context, id any, req *mcp.SubscriptionsListenRequest) {
+	uris := req.Params.Notifications.ResourceSubscriptions
+	sess := server.ClientSessionFromContext(ctx)
+	if len(uris) == 0 || sess == nil {
+		return
+	}
+	if g.opts.Resources == nil {
+		req.Params.Notifications.ResourceSubscriptions = nil
+		return
+	}
+	var subs []*resources.Subscriber
+	kept := []string{}
+	for _, uri := range uris {
+		if slices.Contains(kept, uri) {
+			continue
+		}
+		srv, orig, ok := g.route(uri)
+		if !ok {
+			g.log.Debug("subscriptions/listen: no served resource has the uri; left out of the filter", "uri", safe.Line(uri))
+			continue
+		}
+		sub, err := g.opts.Resources.Subscribe(ctx, srv, orig, func(string) { g.updated(sess, id, uri) })
+		if err != nil {
+			g.log.Warn("subscriptions/listen: subscribing failed; left out of the filter", "uri", safe.Line(uri), "server", srv, "err", safe.Line(err.Error()))
+			continue
+		}
+		subs, kept = append(subs, sub), append(kept, uri)
+	}
+	req.Params.Notifications.ResourceSubscriptions = kept
+	if len(kept) == 0 {
+		req.Params.Notifications.ResourceSubscriptions = nil
+	}
+	if len(subs) == 0 {
+		return
+	}
+	g.subs.mu.Lock()
+	g.subs.streams += len(subs)
+	g.subs.mu.Unlock()
+	context.AfterFunc(ctx, func() {
+		g.subs.mu.Lock()
+		g.subs.streams -= len(subs)
+		g.subs.mu.Unlock()
+		for i, sub := range subs {
+			if err := sub.Stop(context.Background()); err != nil {
+				g.log.Warn("a listen stream ended: the server's unsubscribe failed", "uri", safe.Line(kept[i]), "err", safe.Line(err.Error()))
+			}
+		}
+	})
+}
+
+// updated puts notifications/resources/updated of uri on the listen
+// stream id of sess; a stream that cannot take it now misses it (an update
+// is a hint to read again, and the stream must not block the server).
+func (g *Gateway) updated(sess server.ClientSession, id any, uri string) {
+	n := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
+		Method: string(mcp.MethodNotificationResourceUpdated),
+		Params: mcp.NotificationParams{Meta: map[string]any{mcp.MetaKeySubscriptionID: id}, AdditionalFields: map[string]any{"uri": uri}},
+	}}
+	if s, ok := sess.(server.SessionWithStreamableHTTPConfig); ok {
+		s.UpgradeToSSEWhenReceiveNotification()
+	}
+	select {
+	case sess.NotificationChannel() <- n:
+	default:
+		g.log.Debug("a listen stream is full: an update was dropped", "uri", safe.Line(uri))
+	}
+}
+
 // unsubscribe releases the session's subscription to the request's uri.
 func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) {
 	sess := server.ClientSessionFromContext(ctx)
@@ -145,11 +226,12 @@ func (g *Gateway) endSubscriptions(id string) {
 	}
 }
 
-// subscriptionCount is how many subscriptions the sessions hold.
+// subscriptionCount is how many subscriptions the sessions and the listen
+// streams hold.
 func (g *Gateway) subscriptionCount() int {
 	g.subs.mu.Lock()
 	defer g.subs.mu.Unlock()
-	n := 0
+	n := g.subs.streams
 	for _, m := range g.subs.m {
 		n += len(m)
 	}
