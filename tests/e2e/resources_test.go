@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -205,4 +207,117 @@ func TestAskReadsAResource(t *testing.T) {
 	if !names["list_mcp_resources"] || !names["list_mcp_resource_templates"] || !names["read_mcp_resource"] {
 		t.Errorf("the resource tools were not sent: %v", names)
 	}
+}
+
+// The TypeScript SDK's client, through `harness serve` over stdio and HTTP,
+// lists server-everything's resources, templates and prompts and reads and
+// gets them, and sees what the same client sees talking to
+// server-everything itself: the same objects (each resource under its own
+// URI), the prompts under their public names (RFC 0008). What may differ:
+// the order (the gateway's lists are sorted), an argument's
+// "required": false (mcp-go's types leave the default out), and the time
+// server-everything writes into each dynamic text.
+func TestGatewayTSClientResources(t *testing.T) {
+	t.Parallel()
+	bin := npmtest.Bin(t, "mcp-server-everything")
+	direct := startTS(t)
+	direct.mustDo(map[string]any{"op": "connect", "command": bin, "args": []string{"stdio"}})
+	want := map[string]map[string]any{}
+	for _, op := range []string{"resources", "templates", "prompts"} {
+		want[op] = direct.mustDo(map[string]any{"op": op})
+	}
+	wantRead := direct.mustDo(map[string]any{"op": "read", "uri": "demo://resource/dynamic/text/1"})
+	wantPrompt := direct.mustDo(map[string]any{"op": "prompt", "name": "resource-prompt", "arguments": map[string]any{"resourceType": "Text", "resourceId": "2"}})
+	direct.mustDo(map[string]any{"op": "close"})
+	if n := len(want["resources"]["resources"].([]any)); n < 7 {
+		t.Fatalf("server-everything lists %d resources itself", n)
+	}
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			file := writeConfig(t, dir, stdioEntry("ev", "mcp-client", "ev", bin, "stdio"))
+			ts := startTS(t)
+			if transport == "stdio" {
+				ts.mustDo(map[string]any{"op": "connect", "command": harnessBin, "args": []string{"serve", "-c", file}, "cwd": dir, "env": raceEnv()})
+			} else {
+				srv := serveHTTP(t, runConfig{dir: dir}, "-c", file)
+				ts.mustDo(map[string]any{"op": "connect", "url": srv.url})
+			}
+			for _, op := range []string{"resources", "templates"} {
+				got := canonical(ts.mustDo(map[string]any{"op": op}))
+				exp := canonical(want[op])
+				if got != exp {
+					t.Errorf("%s through the gateway:\n%s\nwant, as server-everything lists them:\n%s", op, got, exp)
+				}
+			}
+			// The prompts: server-everything's, each under mcp__ev__<name>.
+			var renamed []any
+			for _, p := range want["prompts"]["prompts"].([]any) {
+				obj := map[string]any{}
+				for k, v := range p.(map[string]any) {
+					obj[k] = v
+				}
+				obj["name"] = "mcp__ev__" + obj["name"].(string)
+				renamed = append(renamed, obj)
+			}
+			got := canonical(ts.mustDo(map[string]any{"op": "prompts"})["prompts"])
+			exp := canonical(renamed)
+			if got != exp {
+				t.Errorf("prompts through the gateway:\n%s\nwant server-everything's under their public names:\n%s", got, exp)
+			}
+			read := canonical(ts.mustDo(map[string]any{"op": "read", "uri": "demo://resource/dynamic/text/1"}))
+			if exp := canonical(wantRead); read != exp || !strings.Contains(read, "Resource 1: This is a plaintext resource") {
+				t.Errorf("a template's read through the gateway:\n%s\nwant:\n%s", read, exp)
+			}
+			prompt := canonical(ts.mustDo(map[string]any{"op": "prompt", "name": "mcp__ev__resource-prompt", "arguments": map[string]any{"resourceType": "Text", "resourceId": "2"}}))
+			if exp := canonical(wantPrompt); prompt != exp || !strings.Contains(prompt, `"type":"resource"`) {
+				t.Errorf("a prompt with an embedded resource through the gateway:\n%s\nwant:\n%s", prompt, exp)
+			}
+			ts.mustDo(map[string]any{"op": "close"})
+		})
+	}
+}
+
+// createdAt is the time server-everything writes into a dynamic text.
+var createdAt = regexp.MustCompile(`created at [0-9:]+ [AP]M`)
+
+// canonical is v as JSON with what TestGatewayTSClientResources lets
+// differ taken out: the order of the lists of resources, templates and
+// prompts (a list at the top, or under "resources" or
+// "resourceTemplates"), "required": false, and the time of a dynamic text.
+func canonical(v any) string {
+	var norm func(v any, sorted bool) any
+	norm = func(v any, sorted bool) any {
+		switch x := v.(type) {
+		case map[string]any:
+			out := map[string]any{}
+			for k, e := range x {
+				if k == "required" && e == false {
+					continue
+				}
+				out[k] = norm(e, k == "resources" || k == "resourceTemplates")
+			}
+			return out
+		case []any:
+			elems := make([]string, len(x))
+			for i, e := range x {
+				b, _ := json.Marshal(norm(e, false))
+				elems[i] = string(b)
+			}
+			if sorted {
+				slices.Sort(elems)
+			}
+			out := make([]any, len(elems))
+			for i, e := range elems {
+				out[i] = json.RawMessage(e)
+			}
+			return out
+		case string:
+			return createdAt.ReplaceAllString(x, "created at <time>")
+		}
+		return v
+	}
+	b, _ := json.Marshal(norm(v, true))
+	return string(b)
 }

@@ -19,6 +19,11 @@
 //       "timeoutMs":T gives up after T ms (the SDK tells the server:
 //       notifications/cancelled); "progress":true asks for progress
 //       (a progressToken) and answers {"result":…,"progress":[…]}
+//   {"op":"resources"}                     → {"resources":[…]} (every page)
+//   {"op":"templates"}                     → {"resourceTemplates":[…]}
+//   {"op":"read","uri":U}                  → {"contents":[…]}
+//   {"op":"prompts"}                       → {"prompts":[…]}
+//   {"op":"prompt","name":N,"arguments":{…}} → {"description":…,"messages":[…]}
 //   {"op":"elicited"}                      → {"elicited":[params…]}
 //   {"op":"changes","atLeast":N}           → {"changes":M} once M ≥ N
 //       notifications/tools/list_changed have arrived since connect
@@ -112,6 +117,26 @@ async function handle(cmd) {
       if (cmd.progress) options.onprogress = (p) => progress.push(p);
       const result = await client.callTool({ name: cmd.name, arguments: cmd.arguments ?? {} }, undefined, options);
       return cmd.progress ? { result, progress } : { result };
+    }
+    case "resources": {
+      const resources = [];
+      let cursor;
+      do {
+        const page = await client.listResources(cursor ? { cursor } : undefined);
+        resources.push(...page.resources);
+        cursor = page.nextCursor;
+      } while (cursor);
+      return { resources };
+    }
+    case "templates":
+      return { resourceTemplates: (await client.listResourceTemplates()).resourceTemplates };
+    case "read":
+      return { contents: (await client.readResource({ uri: cmd.uri })).contents };
+    case "prompts":
+      return { prompts: (await client.listPrompts()).prompts };
+    case "prompt": {
+      const r = await client.getPrompt({ name: cmd.name, arguments: cmd.arguments ?? {} });
+      return { description: r.description, messages: r.messages };
     }
     case "elicited":
       return { elicited };
