@@ -77,9 +77,8 @@ var codexNotes = map[string]string{
 	"required":                    "codex exec stops when such a server does not start; the harness runs the others and shows this one failed",
 	"default_tools_approval_mode": "tool approval is the client's: the harness asks for none",
 	"tools":                       "per-tool approval is the client's: the harness asks for none",
-	"scopes":                      "it is not read: the harness logs in itself when the server asks for OAuth (harness login ID); write scopes in the entry's oauth: (README)",
-	"oauth_resource":              "it is not read: the harness logs in itself when the server asks for OAuth (harness login ID), with the resource the server names",
-	"oauth":                       "it is not read: the harness logs in itself when the server asks for OAuth (harness login ID); write its settings in the entry's oauth: (README)",
+	"oauth_resource":              "the harness asks for a token for the resource the server names in its metadata (RFC 9728), not another",
+	"oauth":                       "it is not read: write the client the server needs in the entry's oauth: (clientId, callbackPort; README); scopes are read",
 }
 
 type tomlFields struct {
@@ -229,6 +228,10 @@ func (c *tomlFields) read() {
 	}
 	if v := c.str("bearer_token"); v != nil {
 		sv.headers = setPair(sv.headers, pair{key: "Authorization", val: &value{text: "Bearer " + v.text, pos: v.pos, literal: true}}, true)
+	}
+	if scopes := c.strs("scopes"); len(scopes) > 0 {
+		sv.oauth = &oauthConfig{field: "scopes", pos: c.pos("scopes")}
+		sv.oauth.setScopes(scopes, c.pos("scopes"))
 	}
 	if v, ok := c.get("enabled"); ok {
 		if b, isBool := v.(bool); !isBool {

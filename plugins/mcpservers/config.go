@@ -26,6 +26,7 @@ type server struct {
 	toolCallTimeout  int // ms; 0: the default
 	startupTimeout   int // ms; 0: the default
 	alwaysLoad       bool
+	oauth            *oauthConfig // oauth.go
 	enabledToolsPos  Pos
 	disabledToolsPos Pos
 }
@@ -100,6 +101,7 @@ func (sv *server) build() {
 	if len(sv.headers) > 0 {
 		add("headers", sv.mapping("headers", sv.headers))
 	}
+	sv.addOAuth(add)
 	if sv.toolCallTimeout > 0 {
 		add("toolCallTimeoutMs", plain("!!int", strconv.Itoa(sv.toolCallTimeout), pos))
 	}

@@ -23,8 +23,10 @@
 //     files, ${input:ID}, ${userHome}, ${workspaceFolder}) become !!js
 //     expressions, evaluated when the entry is applied — so what they read
 //     is a secret, as everything !!js reads is.
-//  5. What has no meaning here (a tool approval mode, trust, OAuth fields,
-//     envFile) is a [Note], never dropped silently; what cannot run (the
+//  5. OAuth settings become the entry's oauth: where they have an
+//     equivalent (oauth.go); what has no meaning here (a tool approval
+//     mode, trust, OAuth endpoints, envFile) is a [Note], never dropped
+//     silently; what cannot run (the
 //     legacy SSE transport, a server with neither command nor url) is a
 //     [Problem] of that server.
 package mcpservers

@@ -248,6 +248,11 @@ func TestServerProblems(t *testing.T) {
 		{name: "codex: a bad variable name", file: "config.toml", data: "[mcp_servers.a]\nurl = \"http://h\"\nbearer_token_env_var = \"MY-TOKEN\"\n", want: `bearer_token_env_var: "MY-TOKEN" is not a variable name`},
 		{name: "codex: a timeout of words", file: "config.toml", data: "[mcp_servers.a]\ncommand = \"x\"\ntool_timeout_sec = \"long\"\n", want: `config.toml:3:1: server "a": tool_timeout_sec: must be a number, not a string`},
 		{name: "codex: a server not a table", file: "config.toml", data: "[mcp_servers]\na = 1\n", want: `server "a": a server must be a table`},
+		{name: "oauth a string", file: ".mcp.json", data: `{"mcpServers": {"a": {"type": "http", "url": "http://h/mcp", "oauth": "yes"}}}`, want: `oauth: must be an object (or false), not a string`},
+		{name: "oauth callbackPort out of range", file: ".mcp.json", data: `{"mcpServers": {"a": {"type": "http", "url": "http://h/mcp", "oauth": {"callbackPort": 70000}}}}`, want: `oauth.callbackPort: must be a port, 1 to 65535`},
+		{name: "oauth clientId a number", file: ".mcp.json", data: `{"mcpServers": {"a": {"type": "http", "url": "http://h/mcp", "oauth": {"clientId": 7}}}}`, want: `oauth.clientId: must be a string, not a number`},
+		{name: "oauth scopes an object", file: "settings.json", data: `{"mcpServers": {"a": {"httpUrl": "http://h/mcp", "oauth": {"scopes": {}}}}}`, want: `oauth.scopes: must be an array of strings, not an object`},
+		{name: "codex: scopes a string", file: "config.toml", data: "[mcp_servers.a]\nurl = \"http://h\"\nscopes = \"read\"\n", want: `scopes: must be an array of strings, not a string`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, err := Parse(tc.file, []byte(tc.data), Options{})
@@ -507,6 +512,32 @@ func TestMalformedFixtures(t *testing.T) {
 		_, err := Read(filepath.Join("testdata", "malformed", file), Options{})
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", file, err, want)
+		}
+	}
+}
+
+// OAuth settings that have no equivalent are notes; a redirect that is not
+// a loopback one is not used; space-separated scopes are a list.
+func TestOAuthNotes(t *testing.T) {
+	f, err := Parse("settings.json", []byte(`{"mcpServers": {"a": {"httpUrl": "http://h/mcp", "oauth": {"scopes": "read write", "redirectUri": "https://app.example/cb", "tokenParamName": "t", "wat": 1}}}}`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Servers[0]
+	if len(s.Problems) > 0 {
+		t.Fatalf("problems: %v", s.Problems)
+	}
+	out, _ := Entries([]*File{f})
+	if !strings.Contains(string(out), "oauth:\n      scopes:\n        - read\n        - write\n") || strings.Contains(string(out), "callbackPort") {
+		t.Errorf("entry:\n%s", out)
+	}
+	var notes []string
+	for _, n := range s.Notes {
+		notes = append(notes, n.String())
+	}
+	for _, want := range []string{`oauth.redirectUri has no effect here: the harness's login redirect is always to a loopback port`, `oauth.tokenParamName has no effect here: the harness sends the token in the Authorization header only`, `oauth.wat has no effect here: it is not an OAuth setting the harness knows`} {
+		if !strings.Contains(strings.Join(notes, "\n"), want) {
+			t.Errorf("notes %q lack %q", notes, want)
 		}
 	}
 }

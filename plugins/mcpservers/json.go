@@ -156,7 +156,6 @@ var jsonNotes = map[string]string{
 	"description":          "a description for the client's own list",
 	"envFile":              "it is not read: write the variables in env (or in the harness's environment)",
 	"headersHelper":        "it is not run: write the headers, with ${VAR} for what must stay out of the file",
-	"oauth":                "it is not read: the harness logs in itself when the server asks for OAuth (harness login ID); write a clientId or callbackPort in the entry's oauth: (README)",
 	"authProviderType":     "Google credentials are not supported here: give the token in headers (the harness logs in by OAuth itself when the server asks)",
 	"targetAudience":       "Google credentials are not supported here: give the token in headers (the harness logs in by OAuth itself when the server asks)",
 	"targetServiceAccount": "Google credentials are not supported here: give the token in headers (the harness logs in by OAuth itself when the server asks)",
@@ -191,6 +190,7 @@ func (r *reader) jsonServer(sv *server, n *jnode, format string) {
 		sv.s.Off, sv.s.Why = true, "\"disabled\": true"
 	}
 	sv.alwaysLoad = f.boolean("alwaysLoad")
+	f.jsonOAuth()
 	if v := f.list("includeTools"); v != nil {
 		sv.enabledTools, sv.enabledToolsPos = v, f.at("includeTools")
 	}

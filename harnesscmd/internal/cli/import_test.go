@@ -59,7 +59,7 @@ func TestImport(t *testing.T) {
 		t.Errorf("the SSE server was printed:\n%s", out)
 	}
 	for _, want := range []string{
-		`.mcp.json:3:116: server "api": oauth has no effect here: it is not read: the harness logs in itself when the server asks for OAuth`,
+		`.mcp.json:3:116: server "api": oauth has no effect here: the server is given a token in the Authorization header, so the harness does not log in to it`,
 		`config.toml:4:1: server "docs": default_tools_approval_mode has no effect here: tool approval is the client's`,
 		`.mcp.json:4:19: server "old": type: the legacy HTTP+SSE transport is not supported`,
 	} {
