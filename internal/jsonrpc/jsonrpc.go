@@ -1,7 +1,9 @@
 // Package jsonrpc reads JSON-RPC messages the fast way: the top level of a
-// message without decoding its values, and request ids compared as JSON-RPC
-// means them. Both the MCP client's stdio transport and the gateway's read
-// every message through it.
+// message without decoding its values, the keys and elements of a value
+// without decoding theirs, and request ids compared as JSON-RPC means them.
+// Both the MCP client's stdio transport and the gateway's read every message
+// through it; the gateway's fast path of a call reads its request and its
+// result with EachKey and EachElement.
 package jsonrpc
 
 import (
@@ -168,17 +170,103 @@ func IDKey(raw []byte) string {
 // running the decoder: such a string decodes to its bytes.
 func PlainString(raw []byte) (string, bool) {
 	n := len(raw)
-	if n < 2 || raw[0] != '"' || raw[n-1] != '"' {
+	if n < 2 || raw[0] != '"' || raw[n-1] != '"' || !PlainBody(raw[1:n-1]) {
 		return "", false
 	}
-	body := raw[1 : n-1]
+	return string(raw[1 : n-1]), true
+}
+
+// PlainBody reports whether the body of a JSON string (between its quotes)
+// holds no escape, no control character and only valid UTF-8: it decodes
+// to its bytes.
+func PlainBody(body []byte) bool {
 	for _, b := range body {
 		if b == '"' || b == '\\' || b < 0x20 {
-			return "", false
+			return false
 		}
 	}
-	if !utf8.Valid(body) {
-		return "", false
+	return utf8.Valid(body)
+}
+
+// EachKey calls f with every key of the JSON object obj (valid JSON) and
+// the raw bytes of its value, in order, until f returns false. It returns
+// false when obj is not an object, a key is not plain ([PlainBody]), or f
+// returned false. key and v alias obj.
+func EachKey(obj []byte, f func(key, v []byte) bool) bool {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return false
 	}
-	return string(body), true
+	i = skipSpace(obj, i+1)
+	if i < len(obj) && obj[i] == '}' {
+		return true
+	}
+	for i < len(obj) {
+		if obj[i] != '"' {
+			return false
+		}
+		kEnd, _ := skipString(obj, i)
+		if kEnd < 0 {
+			return false
+		}
+		key := obj[i+1 : kEnd-1]
+		if !PlainBody(key) {
+			return false
+		}
+		i = skipSpace(obj, kEnd)
+		if i >= len(obj) || obj[i] != ':' {
+			return false
+		}
+		i = skipSpace(obj, i+1)
+		vEnd := skipValue(obj, i)
+		if vEnd < 0 || !f(key, obj[i:vEnd]) {
+			return false
+		}
+		i = skipSpace(obj, vEnd)
+		if i >= len(obj) {
+			return false
+		}
+		switch obj[i] {
+		case ',':
+			i = skipSpace(obj, i+1)
+		case '}':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// EachElement calls f with the raw bytes of every element of the JSON
+// array arr (valid JSON), in order, until f returns false. It returns false
+// when arr is not an array or f returned false.
+func EachElement(arr []byte, f func(v []byte) bool) bool {
+	i := skipSpace(arr, 0)
+	if i >= len(arr) || arr[i] != '[' {
+		return false
+	}
+	i = skipSpace(arr, i+1)
+	if i < len(arr) && arr[i] == ']' {
+		return true
+	}
+	for i < len(arr) {
+		end := skipValue(arr, i)
+		if end < 0 || !f(arr[i:end]) {
+			return false
+		}
+		i = skipSpace(arr, end)
+		if i >= len(arr) {
+			return false
+		}
+		switch arr[i] {
+		case ',':
+			i = skipSpace(arr, i+1)
+		case ']':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
 }

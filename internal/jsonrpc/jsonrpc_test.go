@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"testing"
 )
 
@@ -102,6 +103,51 @@ func TestIDKey(t *testing.T) {
 	} {
 		if got := IDKey([]byte(tc.raw)); got != tc.want {
 			t.Errorf("IDKey(%s) = %q, want %q", tc.raw, got, tc.want)
+		}
+	}
+}
+
+// EachKey and EachElement hand over each key and value, or element, as
+// its raw bytes, in order; they refuse what is not an object (an array),
+// a key that is not plain, and stop when f says so.
+func TestEachKeyAndElement(t *testing.T) {
+	t.Parallel()
+	type kv struct{ k, v string }
+	for _, tc := range []struct {
+		obj  string
+		want []kv
+		ok   bool
+	}{
+		{`{}`, nil, true},
+		{` { "a" : 1 , "b":{"c":[1,"}"]},"d":"x\"y"} `, []kv{{"a", "1"}, {"b", `{"c":[1,"}"]}`}, {"d", `"x\"y"`}}, true},
+		{`{"a\u0062":1}`, nil, false}, // an escaped key is not plain
+		{`{"a":1,"stop":2,"c":3}`, []kv{{"a", "1"}, {"stop", "2"}}, false},
+		{`[1,2]`, nil, false},
+		{`{"a":`, nil, false},
+	} {
+		var got []kv
+		ok := EachKey([]byte(tc.obj), func(k, v []byte) bool {
+			got = append(got, kv{string(k), string(v)})
+			return string(k) != "stop"
+		})
+		if ok != tc.ok || !slices.Equal(got, tc.want) {
+			t.Errorf("EachKey(%s) = %v %q, want %v %q", tc.obj, ok, got, tc.ok, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		arr  string
+		want []string
+		ok   bool
+	}{
+		{`[]`, nil, true},
+		{` [ 1, "a,]", {"b":[2]} ,null ]`, []string{"1", `"a,]"`, `{"b":[2]}`, "null"}, true},
+		{`{"a":1}`, nil, false},
+		{`[1,`, []string{"1"}, false},
+	} {
+		var got []string
+		ok := EachElement([]byte(tc.arr), func(v []byte) bool { got = append(got, string(v)); return true })
+		if ok != tc.ok || !slices.Equal(got, tc.want) {
+			t.Errorf("EachElement(%s) = %v %q, want %v %q", tc.arr, ok, got, tc.ok, tc.want)
 		}
 	}
 }

@@ -51,7 +51,7 @@ func parseFastCall(line []byte) (fastCall, bool) {
 		return c, false
 	}
 	var jsonrpcOK, methodOK, paramsOK bool
-	ok := eachKey(line, func(key, v []byte) bool {
+	ok := jsonrpc.EachKey(line, func(key, v []byte) bool {
 		switch string(key) {
 		case "jsonrpc":
 			if jsonrpcOK || string(v) != `"2.0"` {
@@ -88,7 +88,7 @@ func parseFastCall(line []byte) (fastCall, bool) {
 // parseFastParams reads the params of a fast call into c.
 func parseFastParams(params []byte, c *fastCall) bool {
 	var named bool
-	ok := eachKey(params, func(key, v []byte) bool {
+	ok := jsonrpc.EachKey(params, func(key, v []byte) bool {
 		switch string(key) {
 		case "name":
 			name, plain := jsonrpc.PlainString(v)
@@ -146,127 +146,6 @@ func htmlSafe(s string) bool {
 		}
 	}
 	return true
-}
-
-// eachKey calls f with every key of the JSON object obj (valid JSON) and
-// its value, in order, until f returns false; false when obj is not an
-// object, a key is not a plain string (jsonrpc.PlainString), or f returned
-// false. The key aliases obj.
-func eachKey(obj []byte, f func(key, v []byte) bool) bool {
-	i := skipWS(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
-		return false
-	}
-	i = skipWS(obj, i+1)
-	if i < len(obj) && obj[i] == '}' {
-		return true
-	}
-	for i < len(obj) {
-		kEnd := stringEnd(obj, i)
-		if kEnd < 0 {
-			return false
-		}
-		key := obj[i+1 : kEnd-1]
-		if !plainBytes(key) {
-			return false
-		}
-		i = skipWS(obj, kEnd)
-		if i >= len(obj) || obj[i] != ':' {
-			return false
-		}
-		i = skipWS(obj, i+1)
-		vEnd := valueEnd(obj, i)
-		if vEnd < 0 || !f(key, obj[i:vEnd]) {
-			return false
-		}
-		i = skipWS(obj, vEnd)
-		if i >= len(obj) {
-			return false
-		}
-		switch obj[i] {
-		case ',':
-			i = skipWS(obj, i+1)
-		case '}':
-			return true
-		default:
-			return false
-		}
-	}
-	return false
-}
-
-// plainBytes reports whether the body of a JSON string holds no escape,
-// no control character and only valid UTF-8: it decodes to its bytes.
-func plainBytes(body []byte) bool {
-	for _, b := range body {
-		if b == '"' || b == '\\' || b < 0x20 {
-			return false
-		}
-	}
-	return utf8.Valid(body)
-}
-
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// stringEnd returns the index after the string that starts at b[i], or -1.
-func stringEnd(b []byte, i int) int {
-	if i >= len(b) || b[i] != '"' {
-		return -1
-	}
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return -1
-}
-
-// valueEnd returns the index after the (valid) value that starts at b[i],
-// or -1.
-func valueEnd(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		return stringEnd(b, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				end := stringEnd(b, j)
-				if end < 0 {
-					return -1
-				}
-				j = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return -1
-	}
-	j := i
-	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
-		j++
-	}
-	if j == i {
-		return -1
-	}
-	return j
 }
 
 // serveFast runs a fast call as callHandler and g.execute do for a client
@@ -353,7 +232,7 @@ func appendRawResult(dst []byte, raw json.RawMessage) (_ []byte, ok bool) {
 		return dst, false
 	}
 	var content, isError, structured []byte
-	ok = eachKey(raw, func(key, v []byte) bool {
+	ok = jsonrpc.EachKey(raw, func(key, v []byte) bool {
 		switch string(key) {
 		case "content":
 			if content != nil || v[0] != '[' {
@@ -381,7 +260,7 @@ func appendRawResult(dst []byte, raw json.RawMessage) (_ []byte, ok bool) {
 	start := len(dst)
 	dst = append(dst, `{"content":[`...)
 	first := true
-	ok = eachElement(content, func(block []byte) bool {
+	ok = jsonrpc.EachElement(content, func(block []byte) bool {
 		if !knownBlock(block) {
 			return false
 		}
@@ -411,45 +290,17 @@ func appendRawResult(dst []byte, raw json.RawMessage) (_ []byte, ok bool) {
 // its type.
 func knownBlock(block []byte) bool {
 	var typed bool
-	ok := eachKey(block, func(key, v []byte) bool {
+	ok := jsonrpc.EachKey(block, func(key, v []byte) bool {
 		if !bytes.EqualFold(key, []byte("type")) {
 			return true
 		}
-		if string(key) != "type" || typed || len(v) < 2 || v[0] != '"' || !plainBytes(v[1:len(v)-1]) || !knownBlocks[string(v[1:len(v)-1])] {
+		if string(key) != "type" || typed || len(v) < 2 || v[0] != '"' || !jsonrpc.PlainBody(v[1:len(v)-1]) || !knownBlocks[string(v[1:len(v)-1])] {
 			return false
 		}
 		typed = true
 		return true
 	})
 	return ok && typed
-}
-
-// eachElement calls f with every element of the JSON array arr (valid
-// JSON) until f returns false; false when f did.
-func eachElement(arr []byte, f func(v []byte) bool) bool {
-	i := skipWS(arr, 1)
-	if i < len(arr) && arr[i] == ']' {
-		return true
-	}
-	for i < len(arr) {
-		end := valueEnd(arr, i)
-		if end < 0 || !f(arr[i:end]) {
-			return false
-		}
-		i = skipWS(arr, end)
-		if i >= len(arr) {
-			return false
-		}
-		switch arr[i] {
-		case ',':
-			i = skipWS(arr, i+1)
-		case ']':
-			return true
-		default:
-			return false
-		}
-	}
-	return false
 }
 
 // appendCompactHTML appends the valid JSON src without the whitespace
