@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/harness-go/harness/fiber"
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/host/jsexpr"
 	"github.com/harness-go/harness/host/secret"
@@ -268,20 +269,18 @@ func withSignals(ctx context.Context, signals <-chan os.Signal) (context.Context
 var errInterrupted = errors.New("interrupted")
 
 // follow keeps a long-running command (serve, web) in step with its
-// configuration file and its signals until ctx ends: an edit of the file
-// reloads (host.Watcher), SIGHUP reloads at once, any other signal cancels
-// ctx with errInterrupted. The function it returns cancels ctx and waits
-// for the watcher to stop.
-func (hs *harness) follow(ctx context.Context, cancel context.CancelCauseFunc, config string, signals <-chan os.Signal) (stop func()) {
+// configuration file and its signals, on two goroutines of life: "watch"
+// reloads on an edit of the file (host.Watcher); "signals" reloads on SIGHUP
+// and, on any other signal, calls cancel with errInterrupted (cancel ends
+// the context life derives from). Disposing life stops and awaits both.
+func (hs *harness) follow(life *fiber.Fiber, cancel context.CancelCauseFunc, config string, signals <-chan os.Signal) {
 	watcher := host.NewWatcher(hs.host, config, host.WatcherOptions{Logger: hs.log})
-	watchDone := make(chan struct{})
-	go func() {
-		defer close(watchDone)
+	_ = life.Go("watch", func(ctx context.Context) {
 		if err := watcher.Run(ctx); err != nil {
 			hs.log.Warn("not watching the configuration", "err", err)
 		}
-	}()
-	go func() {
+	})
+	_ = life.Go("signals", func(ctx context.Context) {
 		for {
 			select {
 			case s, ok := <-signals:
@@ -298,6 +297,5 @@ func (hs *harness) follow(ctx context.Context, cancel context.CancelCauseFunc, c
 				return
 			}
 		}
-	}()
-	return func() { cancel(nil); <-watchDone }
+	})
 }

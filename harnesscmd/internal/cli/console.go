@@ -46,8 +46,10 @@ func run(ctx context.Context, o *options, env Env) error {
 		return err
 	}
 
-	// The watcher lives in the run's fiber: disposed (its context
-	// cancelled, the goroutine awaited) before the host closes.
+	// The watcher and the first settle live in the run's fiber: disposed
+	// (its context cancelled, the goroutines awaited) before the host
+	// closes. The console reads the signals itself, between lines and
+	// while one runs (console.serve, console.exec).
 	life := fiber.New(ctx, "run")
 	defer life.Dispose(context.Background())
 	watcher := host.NewWatcher(hs.host, o.config, host.WatcherOptions{Logger: hs.log})
@@ -70,8 +72,9 @@ func run(ctx context.Context, o *options, env Env) error {
 
 	// Settle before the first command, so a piped /tools sees the tools.
 	settled := make(chan struct{})
-	settleCtx, stopSettle := context.WithCancel(ctx)
-	go func() { hs.settle(settleCtx); close(settled) }()
+	settleCtx, stopSettle := context.WithCancel(life.Context())
+	defer stopSettle()
+	_ = life.Go("settle", func(context.Context) { defer close(settled); hs.settle(settleCtx) })
 	quit := c.waitOrSignal(settled, stopSettle)
 	stopSettle()
 	<-settled

@@ -68,9 +68,10 @@ func (f *serveFlags) set(name string, value func() (string, error)) error {
 }
 
 // serve is `harness serve`: boot, watch cordis.yml, serve the tools over MCP
-// until stdin ends (stdio) or a signal comes. Its goroutines (the gateway's
-// run, the report of problems) live in one fiber, disposed on the way out
-// before the listener and the host close.
+// until stdin ends (stdio) or a signal comes. Its goroutines (the watcher,
+// the signals, the gateway's run, the report of problems, the HTTP server)
+// live in one fiber, disposed on the way out before the listener and the
+// host close.
 func serve(ctx context.Context, o *options, env Env) error {
 	f, err := serveFlagsOf(o, env)
 	if err != nil {
@@ -91,13 +92,11 @@ func serve(ctx context.Context, o *options, env Env) error {
 	if err := hs.load(ctx, file); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-
-	defer hs.follow(ctx, cancel, o.config, env.Signals)()
-
+	ctx, interrupt := context.WithCancelCause(ctx)
+	defer interrupt(nil)
 	life := fiber.New(ctx, "serve")
 	defer life.Dispose(context.Background())
+	hs.follow(life, interrupt, o.config, env.Signals)
 	_ = life.Go("gateway", func(ctx context.Context) { _ = gw.Run(ctx) })
 	_ = life.Go("problems", func(ctx context.Context) {
 		// Once settled (or at the --wait bound), say on stderr what went
@@ -114,7 +113,7 @@ func serve(ctx context.Context, o *options, env Env) error {
 		}
 		return nil
 	}
-	return serveHTTP(life.Context(), srv, env)
+	return serveHTTP(life, srv, env)
 }
 
 // serveFlagsOf returns serve's flags, the token from the environment when
@@ -163,15 +162,18 @@ func (hs *harness) gateway(o *options, f serveFlags) (*mcpserver.Gateway, *mcpse
 	return gw, srv, nil
 }
 
-// serveHTTP serves srv until it fails or ctx ends, then closes it, bounded.
-func serveHTTP(ctx context.Context, srv *mcpserver.HTTPServer, env Env) error {
+// serveHTTP serves srv, on a goroutine of life, until it fails or life's
+// context ends, then closes it, bounded.
+func serveHTTP(life *fiber.Fiber, srv *mcpserver.HTTPServer, env Env) error {
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve() }()
+	if err := life.Go("http", func(context.Context) { served <- srv.Serve() }); err != nil {
+		return nil // the serve's life already ended: nothing to serve
+	}
 	fmt.Fprintf(env.Stdout, "listening %s\n", srv.URL())
 	var err error
 	select {
 	case err = <-served:
-	case <-ctx.Done():
+	case <-life.Context().Done():
 	}
 	closeCtx, stop := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer stop()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/harness-go/harness/fiber"
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/plugins/web"
 )
@@ -100,25 +101,27 @@ func serveWeb(ctx context.Context, o *options, env Env) error {
 	if err := srv.Listen(addr, chosen); err != nil {
 		return exit(ExitFailure, "harness web: %v", err)
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	runDone := make(chan struct{})
-	go func() { defer close(runDone); _ = srv.Run(ctx) }()
+	// The page's run, the watcher, the signals and the HTTP server are
+	// goroutines of one fiber, disposed once the server is closed.
+	ctx, interrupt := context.WithCancelCause(ctx)
+	defer interrupt(nil)
+	life := fiber.New(ctx, "web")
 	defer func() {
+		interrupt(nil)
 		closeCtx, stop := context.WithTimeout(context.Background(), shutdownTimeout)
 		defer stop()
 		_ = srv.Close(closeCtx)
-		cancel(nil)
-		<-runDone
+		_ = life.Dispose(context.Background())
 	}()
-	if err := hs.load(ctx, file); err != nil {
+	_ = life.Go("run", func(ctx context.Context) { _ = srv.Run(ctx) })
+	if err := hs.load(life.Context(), file); err != nil {
 		return err
 	}
 
-	defer hs.follow(ctx, cancel, o.config, env.Signals)()
+	hs.follow(life, interrupt, o.config, env.Signals)
 
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve() }()
+	_ = life.Go("http", func(context.Context) { served <- srv.Serve() })
 	// The one line with the token: stdout, unredacted (the person needs
 	// it); with a token of the person's own, the URL without it.
 	fmt.Fprintln(env.Stdout, srv.URL(!chosen))
@@ -127,7 +130,7 @@ func serveWeb(ctx context.Context, o *options, env Env) error {
 	}
 	select {
 	case err = <-served:
-	case <-ctx.Done():
+	case <-life.Context().Done():
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return exit(ExitFailure, "harness web: %v", err)
