@@ -211,7 +211,7 @@ func (p *Plugin) Apply(ctx *host.Context) error {
 	}
 	if pred, ok := ctx.Predecessor().(*Plugin); ok {
 		if ps := pred.sup.Load(); ps != nil {
-			s.follow(ps)
+			s.succeed(ps)
 		}
 	}
 	p.sup.Store(s)

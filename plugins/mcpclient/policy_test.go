@@ -8,7 +8,7 @@ import (
 )
 
 // The reconnect policy, case by case; each wait is then waited through the
-// supervisor's pause, on a fake clock.
+// supervisor's waitForAttempt, on a fake clock.
 func TestNextAttempt(t *testing.T) {
 	t.Parallel()
 	on := Reconnect{Enabled: true, InitialDelayMs: 500, MaxDelayMs: 30000, MaxAttempts: 10}
@@ -40,8 +40,8 @@ func TestNextAttempt(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				s := &supervisor{}
 				start := time.Now()
-				if !s.pause(context.Background(), got.wait) {
-					t.Fatal("pause gave up")
+				if !s.waitForAttempt(context.Background(), got.wait) {
+					t.Fatal("waitForAttempt gave up")
 				}
 				if d := time.Since(start); d != got.wait {
 					t.Fatalf("paused %s, want %s", d, got.wait)
@@ -53,14 +53,14 @@ func TestNextAttempt(t *testing.T) {
 
 // A successor starting beside the instance holds its attempts until it
 // goes; the instance's end ends the wait.
-func TestPauseHolds(t *testing.T) {
+func TestWaitForAttemptHolds(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		s := &supervisor{}
 		s.holdAttempts(true)
 		done := make(chan bool)
 		start := time.Now()
-		go func() { done <- s.pause(context.Background(), time.Second) }()
+		go func() { done <- s.waitForAttempt(context.Background(), time.Second) }()
 		time.Sleep(time.Minute)
 		synctest.Wait()
 		select {
@@ -74,11 +74,11 @@ func TestPauseHolds(t *testing.T) {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		s.holdAttempts(true)
-		go func() { done <- s.pause(ctx, time.Second) }()
+		go func() { done <- s.waitForAttempt(ctx, time.Second) }()
 		time.Sleep(2 * time.Second)
 		cancel()
 		if <-done {
-			t.Fatal("pause went on after the instance stopped")
+			t.Fatal("waitForAttempt went on after the instance stopped")
 		}
 	})
 }

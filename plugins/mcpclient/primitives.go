@@ -290,7 +290,7 @@ func (s *supervisor) onSession(ctx context.Context, what string, fn func(*sessio
 		owner, sess, err := s.session(cctx)
 		if err == nil {
 			err = fn(sess)
-			owner.leave()
+			owner.callDone()
 			if err == nil {
 				return nil
 			}

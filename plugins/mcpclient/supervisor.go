@@ -221,9 +221,9 @@ func (s *supervisor) setPhase(p phase, err error) {
 	}
 }
 
-// follow makes s the successor-to-be of pred: pred holds its reconnect
+// succeed makes s the successor-to-be of pred: pred holds its reconnect
 // attempts while s starts, and resumes them if s goes without taking over.
-func (s *supervisor) follow(pred *supervisor) {
+func (s *supervisor) succeed(pred *supervisor) {
 	s.pred = pred
 	pred.holdAttempts(true)
 	_, _ = s.ctx.Defer("resume the predecessor", func(context.Context) error {
@@ -470,7 +470,7 @@ func (s *supervisor) recover(life context.Context, lost *session) *session {
 			s.setPhase(phaseFailed, fmt.Errorf("gave up reconnecting after %d attempts: %s", cfg.Reconnect.MaxAttempts, last))
 			return nil
 		}
-		if !s.pause(life, next.wait) {
+		if !s.waitForAttempt(life, next.wait) {
 			return nil
 		}
 		sess, list, more, err := s.connect(life)
@@ -503,9 +503,10 @@ func (s *supervisor) recover(life context.Context, lost *session) *session {
 	}
 }
 
-// pause waits d, and while a successor starts; it reports false when the
-// instance stops meanwhile.
-func (s *supervisor) pause(life context.Context, d time.Duration) bool {
+// waitForAttempt waits d before the next reconnect attempt, then for as
+// long as the attempts are held (holdAttempts: a successor starts). It
+// reports false when the instance stops meanwhile.
+func (s *supervisor) waitForAttempt(life context.Context, d time.Duration) bool {
 	if !sleepCtx(life, d) {
 		return false
 	}
@@ -593,8 +594,8 @@ func (s *supervisor) reconfigure(next *Config) error {
 	return nil
 }
 
-// leave uncounts a call that session counted here.
-func (s *supervisor) leave() {
+// callDone uncounts a call that session counted here.
+func (s *supervisor) callDone() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.inflight--
@@ -631,7 +632,7 @@ var errStopped = errors.New("the server's entry was stopped")
 // session returns the session a call should use: this instance's, once it
 // is up, or — retired — its successor's (rule 5). It waits up to ctx. The
 // call is counted on the instance whose session it gets, in the same step
-// (drain waits for it there); owner.leave uncounts it.
+// (drain waits for it there); owner.callDone uncounts it.
 func (s *supervisor) session(ctx context.Context) (owner *supervisor, sess *session, err error) {
 	for {
 		s.mu.Lock()
@@ -692,7 +693,7 @@ func (s *supervisor) executor(raw, public string) tools.Executor {
 			if err == nil {
 				var res json.RawMessage
 				res, err = sess.callTool(cctx, public, raw, tools.ObjectArgs(args))
-				owner.leave()
+				owner.callDone()
 				if err == nil {
 					return owner.result(res, raw)
 				}
