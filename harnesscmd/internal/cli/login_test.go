@@ -25,24 +25,7 @@ import (
 // the tokens, and the entry needs a login again. No token reaches any
 // output; the token file is 0600.
 func TestLoginLogoutThroughTheCLI(t *testing.T) {
-	as := oauthtest.NewAS(t)
-	_, rec := testlog.New(t)
-	var srv *httptest.Server
-	srv = httptest.NewServer(as.Protect(fixture.HTTPHandler(fixture.Options{Stderr: rec, Only: []string{"echo"}}), func() string { return srv.URL + "/mcp" }))
-	defer srv.Close()
-	dir := t.TempDir()
-	config := filepath.Join(dir, "cordis.yml")
-	yml := "- id: web\n  name: mcp-client\n  config: {serverName: web, transport: streamable-http, url: '" + srv.URL + "/mcp'}\n"
-	if err := os.WriteFile(config, []byte(yml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	state := filepath.Join(dir, "state")
-	lookup := func(k string) (string, bool) {
-		if k == "XDG_STATE_HOME" {
-			return state, true
-		}
-		return "", false
-	}
+	as, config, state, lookup := loginSetup(t)
 	var all strings.Builder
 	run := func(stdin io.Reader, args ...string) (int, string, string) {
 		t.Helper()
@@ -138,24 +121,7 @@ func TestLoginLogoutThroughTheCLI(t *testing.T) {
 // redirect comes to the loopback, and the entry of the running console
 // connects by itself; no paste is read from the console's stdin.
 func TestConsoleLogin(t *testing.T) {
-	as := oauthtest.NewAS(t)
-	_, rec := testlog.New(t)
-	var srv *httptest.Server
-	srv = httptest.NewServer(as.Protect(fixture.HTTPHandler(fixture.Options{Stderr: rec, Only: []string{"echo"}}), func() string { return srv.URL + "/mcp" }))
-	defer srv.Close()
-	dir := t.TempDir()
-	config := filepath.Join(dir, "cordis.yml")
-	yml := "- id: web\n  name: mcp-client\n  config: {serverName: web, transport: streamable-http, url: '" + srv.URL + "/mcp'}\n"
-	if err := os.WriteFile(config, []byte(yml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	state := filepath.Join(dir, "state")
-	lookup := func(k string) (string, bool) {
-		if k == "XDG_STATE_HOME" {
-			return state, true
-		}
-		return "", false
-	}
+	_, config, _, lookup := loginSetup(t)
 	r, w := io.Pipe()
 	out, errOut := newLines(), newLines()
 	code := make(chan int, 1)
@@ -191,4 +157,30 @@ func TestConsoleLogin(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the console did not exit")
 	}
+}
+
+// loginSetup serves the fixture behind the test authorization server and
+// writes a cordis.yml with one entry, web, pointing at it; lookup gives the
+// harness a state directory of the test's own (where the tokens go).
+func loginSetup(t *testing.T) (as *oauthtest.AS, config, state string, lookup func(string) (string, bool)) {
+	t.Helper()
+	as = oauthtest.NewAS(t)
+	_, rec := testlog.New(t)
+	var srv *httptest.Server
+	srv = httptest.NewServer(as.Protect(fixture.HTTPHandler(fixture.Options{Stderr: rec, Only: []string{"echo"}}), func() string { return srv.URL + "/mcp" }))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	config = filepath.Join(dir, "cordis.yml")
+	yml := "- id: web\n  name: mcp-client\n  config: {serverName: web, transport: streamable-http, url: '" + srv.URL + "/mcp'}\n"
+	if err := os.WriteFile(config, []byte(yml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	state = filepath.Join(dir, "state")
+	lookup = func(k string) (string, bool) {
+		if k == "XDG_STATE_HOME" {
+			return state, true
+		}
+		return "", false
+	}
+	return as, config, state, lookup
 }
