@@ -214,7 +214,7 @@ func TestSampling(t *testing.T) {
 }
 
 // Progress of a call goes to its front, with our progressToken; a call
-// without a front sends none. A server's log message goes to our log at its
+// without a front, or whose front shows no progress, sends none. A server's log message goes to our log at its
 // level, and to the front of the call it came with.
 func TestProgressAndLogMessages(t *testing.T) {
 	t.Parallel()
@@ -223,7 +223,7 @@ func TestProgressAndLogMessages(t *testing.T) {
 			t.Parallel()
 			hx := newHarness(t)
 			hx.mustLoad(yml(hx.entry(w, "g", "srv", fixture.Options{Ask: true}, []string{"--ask"}, nil)))
-			front := &recordingFront{}
+			front := &recordingFront{offers: tools.Offers{Progress: true}}
 			if res := hx.callWith(front, "mcp__srv__progress", `{"steps":3}`); res.Text != "progress: sent 3" {
 				t.Fatalf("progress: %+v", res)
 			}
@@ -237,6 +237,9 @@ func TestProgressAndLogMessages(t *testing.T) {
 				t.Fatalf("progress notifications %q", steps)
 			}
 			hx.wantCall("mcp__srv__progress", `{"steps":3}`, "progress: no progressToken", false)
+			if res := hx.callWith(&recordingFront{}, "mcp__srv__progress", `{"steps":3}`); res.Text != "progress: no progressToken" {
+				t.Fatalf("a front that shows no progress: %+v", res)
+			}
 
 			if res := hx.callWith(front, "mcp__srv__log", `{"level":"warning","message":"disk almost full"}`); res.Text != "logged" {
 				t.Fatalf("log: %+v", res)

@@ -40,7 +40,7 @@ func TestSDKProgressExample(t *testing.T) {
 	hx := newHarness(t)
 	hx.mustLoad(yml(cfg{ID: "p", Config: map[string]any{"serverName": "pe", "transport": TransportStdio, "command": node, "args": []string{example}}}))
 	hx.wantState("p", host.Ready)
-	front := &recordingFront{}
+	front := &recordingFront{offers: tools.Offers{Progress: true}}
 	res := hx.callWith(front, "mcp__pe__count", `{"n":3}`)
 	if res.IsError || res.Text != "Counted to 3" {
 		t.Fatalf("count: %+v", res)

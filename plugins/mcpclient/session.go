@@ -576,10 +576,10 @@ func headerTool(t rawTool) (*mcp.Tool, error) {
 // Questions the server asks about the call (elicitation, sampling; on
 // 2026-07-28 as input_required results) go to the front of ctx, and so do
 // its progress and log notifications; a progressToken is sent only when
-// ctx has a front.
+// the front of ctx shows progress (tools.Offers).
 func (s *session) callTool(ctx context.Context, public, name string, args json.RawMessage) (json.RawMessage, error) {
 	call := &callInfo{ctx: ctx, tool: public}
-	if tools.FrontOf(ctx) != nil {
+	if tools.OffersOf(ctx).Progress {
 		call.token = "p" + strconv.FormatInt(s.ids.Add(1), 10)
 	}
 	return s.requestFor(ctx, string(mcp.MethodToolsCall), toolCall{Name: name, Arguments: args}, call)

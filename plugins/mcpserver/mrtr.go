@@ -536,7 +536,12 @@ var _ tools.BatchFront = (*parkedFront)(nil)
 func (f *parkedFront) Offers() tools.Offers {
 	f.p.mu.Lock()
 	defer f.p.mu.Unlock()
-	return offersOf(f.p.caps)
+	o := offersOf(f.p.caps)
+	// The request that started the call decides: a server is asked for
+	// progress once, when the call starts; when that request had no
+	// progressToken, a later round's token gets none (progress is a hint).
+	o.Progress = f.p.token != nil
+	return o
 }
 
 func (f *parkedFront) Ask(ctx context.Context, q tools.Question) (json.RawMessage, error) {

@@ -78,7 +78,11 @@ type relay struct {
 
 var _ tools.Front = (*relay)(nil)
 
-func (f *relay) Offers() tools.Offers { return offersOf(f.caps) }
+func (f *relay) Offers() tools.Offers {
+	o := offersOf(f.caps)
+	o.Progress = f.token != nil // progress goes only to a client that asked for it
+	return o
+}
 
 // Ask sends q to the client, when it declared the capability, and returns
 // its answer.

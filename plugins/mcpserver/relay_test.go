@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -229,7 +230,9 @@ func TestRelaysQuestionsAndNotifications(t *testing.T) {
 // A client that declared nothing is asked nothing: an elicitation is
 // declined, sampling and roots are unsupported — on 2026-07-28 the call
 // then answers -32021 naming the capability, since the tool failed for
-// want of it. Without a progressToken or a log level, nothing is sent.
+// want of it. Without a progressToken or a log level, nothing is sent, and
+// the call's front offers no progress (a backend server is not asked for
+// any); with a token it does.
 func TestUndeclaredCapabilities(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -250,12 +253,22 @@ func TestUndeclaredCapabilities(t *testing.T) {
 					a, err := tools.Ask(ctx, tools.Question{Method: tools.MethodElicit, Params: json.RawMessage(`{"message":"?","requestedSchema":{"type":"object"}}`)})
 					return tools.Result{Text: string(a)}, err
 				},
+			}, tools.Tool{
+				Name: "offers_progress", Description: "Say whether the front shows progress.", Parameters: json.RawMessage(`{"type":"object"}`),
+				Execute: func(ctx context.Context, _ json.RawMessage) (tools.Result, error) {
+					return tools.Result{Text: strconv.FormatBool(tools.OffersOf(ctx).Progress)}, nil
+				},
 			})
 			ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 			defer cancel()
 			a := &answeringClient{}
 			cl := connect(t, ctx, transportFor(t, r, tc.http), tc.legacy)
 			cl.OnNotification(a.note)
+			for token, want := range map[any]string{nil: "false", "t1": "true"} {
+				if res, err := callWithToken(ctx, cl, "offers_progress", token); err != nil || res.Content[0].(mcp.TextContent).Text != want {
+					t.Fatalf("offers_progress with token %v: %+v, %v; want %s", token, res, err, want)
+				}
+			}
 			res, err := callWithToken(ctx, cl, "decline_me", nil)
 			if err != nil || res.Content[0].(mcp.TextContent).Text != `{"action":"decline"}` {
 				t.Fatalf("decline_me: %+v, %v; want a decline", res, err)

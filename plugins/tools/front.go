@@ -79,6 +79,11 @@ type Offers struct {
 	// model of their own to offer; the gateway relays to a client that
 	// declared it).
 	Sampling bool
+	// Progress: the front shows or passes on a call's progress. A server
+	// is asked for progress (MCP's progressToken) only for such a front:
+	// an unasked-for token costs the server work, and its notifications
+	// would go nowhere.
+	Progress bool
 }
 
 // The MCP methods of questions and notifications.

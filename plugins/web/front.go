@@ -32,7 +32,7 @@ func (f *pageFront) Offers() tools.Offers {
 	if f.sess.streams == 0 {
 		return tools.Offers{}
 	}
-	return tools.Offers{Elicitation: true, ElicitationURL: true}
+	return tools.Offers{Elicitation: true, ElicitationURL: true, Progress: true}
 }
 
 // Notify shows a call's progress on the session's pages.

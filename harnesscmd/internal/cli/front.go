@@ -77,7 +77,7 @@ type noteFront struct {
 
 var _ tools.Front = (*noteFront)(nil)
 
-func (f *noteFront) Offers() tools.Offers { return tools.Offers{} }
+func (f *noteFront) Offers() tools.Offers { return tools.Offers{Progress: f.progress != nil} }
 
 func (f *noteFront) Ask(_ context.Context, q tools.Question) (json.RawMessage, error) {
 	switch q.Method {
@@ -276,7 +276,7 @@ func newConsoleFront(hs *harness, out io.Writer, in answerSource, progress *prog
 }
 
 func (f *consoleFront) Offers() tools.Offers {
-	return tools.Offers{Elicitation: true, ElicitationURL: true}
+	return tools.Offers{Elicitation: true, ElicitationURL: true, Progress: true}
 }
 
 func (f *consoleFront) Notify(_ context.Context, n tools.Notification) {
