@@ -47,7 +47,8 @@ type lineFraming struct {
 	held    error // an error that came with the last line, for the next Read
 
 	writeMu sync.Mutex
-	wbuf    []byte // the line being written; guarded by writeMu
+	wbuf    []byte          // the line being written; guarded by writeMu
+	stdinRC syscall.RawConn // stdin's descriptor for writes that do not wait; nil: every write waits
 
 	kickable   bool          // the pipe takes read deadlines: interrupt works
 	exitedHeld atomic.Bool   // the server exited, but something holds its stdout
@@ -60,6 +61,10 @@ type lineFraming struct {
 func newLineFraming(p *process, log *slog.Logger, secrets *secret.Set) *lineFraming {
 	f := &lineFraming{p: p, log: log, secrets: secrets, rd: newLineReader(p.stdout, 64<<10), closed: make(chan struct{}),
 		kickable: p.stdout.SetReadDeadline(time.Time{}) == nil}
+	if p.stdin.SetWriteDeadline(time.Time{}) == nil {
+		// It takes deadlines: it is in the runtime's poller, non-blocking.
+		f.stdinRC, _ = p.stdin.SyscallConn()
+	}
 	f.watch.Add(1)
 	go func() { defer f.watch.Done(); f.watchExit() }()
 	return f
@@ -177,13 +182,21 @@ func (f *lineFraming) Write(ctx context.Context, m *outMsg) error {
 	default:
 	}
 	f.writeMu.Lock()
-	deadline, ok := ctx.Deadline()
-	if !ok {
-		deadline = time.Now().Add(maxWriteStall)
-	}
-	_ = f.p.stdin.SetWriteDeadline(deadline)
 	f.wbuf = append(append(f.wbuf[:0], m.data...), '\n')
-	_, err := f.p.stdin.Write(f.wbuf)
+	// Most lines fit in the pipe at once: they are written without a
+	// deadline, whose timer would cost every call a wake-up of the
+	// runtime's poller (docs/benchmarks.md). Only the rest of a line the
+	// pipe did not take waits, bounded.
+	n, err := f.writeNow(f.wbuf)
+	if err == nil && n < len(f.wbuf) {
+		deadline, ok := ctx.Deadline()
+		if !ok {
+			deadline = time.Now().Add(maxWriteStall)
+		}
+		_ = f.p.stdin.SetWriteDeadline(deadline)
+		_, err = f.p.stdin.Write(f.wbuf[n:])
+		_ = f.p.stdin.SetWriteDeadline(time.Time{})
+	}
 	if cap(f.wbuf) > 64<<10 {
 		f.wbuf = nil // keep no large message around
 	}
@@ -197,6 +210,24 @@ func (f *lineFraming) Write(ctx context.Context, m *outMsg) error {
 		return &notSentError{f.p.exitReason(fmt.Sprintf("write to the server: %v", err))}
 	}
 	return &notSentError{&ConnectionLostError{Reason: fmt.Sprintf("write to the server: %v", err)}}
+}
+
+// writeNow writes what of b the pipe takes without waiting: all of it, a
+// part, or nothing (when it is full, or when stdin cannot be written
+// without waiting); the rest is for a write that waits.
+func (f *lineFraming) writeNow(b []byte) (int, error) {
+	if f.stdinRC == nil {
+		return 0, nil
+	}
+	var n int
+	var werr error
+	if err := f.stdinRC.Control(func(fd uintptr) { n, werr = writeFD(fd, b) }); err != nil {
+		return 0, nil // closed: the write that waits says so
+	}
+	if werr != nil {
+		return n, &os.PathError{Op: "write", Path: f.p.stdin.Name(), Err: werr}
+	}
+	return n, nil
 }
 
 // Close runs the process's close ladder (process.close) and waits for the
