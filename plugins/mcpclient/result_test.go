@@ -162,3 +162,30 @@ func FuzzMapResult(f *testing.F) {
 		}
 	})
 }
+
+// rawOnly passes a result on undecoded only when a caller can decode it
+// as it is; anything else is mapped as for the model.
+func TestRawOnly(t *testing.T) {
+	for _, tc := range []struct {
+		raw     string
+		ok      bool
+		isError bool
+	}{
+		{`{"content":[{"type":"text","text":"hi"}]}`, true, false},
+		{`{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}],"isError":true}`, true, true},
+		{`{"content":[],"isError":false,"_meta":{"k":1},"structuredContent":{"a":1}}`, true, false},
+		{`{"isError":true}`, false, false},                        // no content
+		{`{"content":null}`, false, false},                        // not an array
+		{`{"Content":"x"}`, false, false},                         // encoding/json matches any case
+		{`{"content":[],"isError":"yes"}`, false, false},          // not a boolean
+		{`{"content":[],"_meta":5}`, false, false},                // not an object
+		{`{"content":[{"type":"text","text":"hi"}`, false, false}, // not valid JSON
+		{`[1]`, false, false},
+		{`"text"`, false, false},
+	} {
+		res, ok := rawOnly(json.RawMessage(tc.raw))
+		if ok != tc.ok || (ok && (res.IsError != tc.isError || string(res.Raw) != tc.raw || res.Text != "")) {
+			t.Errorf("rawOnly(%s) = %+v, %v; want ok=%v isError=%v", tc.raw, res, ok, tc.ok, tc.isError)
+		}
+	}
+}

@@ -874,6 +874,21 @@ func TestStdioResults(t *testing.T) {
 			}
 		})
 	}
+	// A caller that asks for the raw result alone (the gateway) gets the
+	// server's result, no text, and no warning of discarded content: it
+	// passes the image on.
+	raw := hx.Tools.Execute(tools.WithRawResult(context.Background()), "mcp__srv__image", json.RawMessage(`{}`))
+	if raw.Text != "" || raw.IsError || !bytes.Contains(raw.Raw, []byte(`"type":"image"`)) {
+		t.Fatalf("image, raw result only: %+v", clipText(raw))
+	}
+	if recs := hx.Logs.Find(func(r logRecord) bool {
+		return r.Msg == "non-text content discarded from a tool result" && r.Attrs["tool"] == "image"
+	}); len(recs) != 1 {
+		t.Fatalf("%d warnings of discarded content for image, want the 1 of the model's call", len(recs))
+	}
+	if raw := hx.Tools.Execute(tools.WithRawResult(context.Background()), "mcp__srv__fail", json.RawMessage(`{"message":"it broke"}`)); !raw.IsError || len(raw.Raw) == 0 {
+		t.Fatalf("fail, raw result only: %+v", raw)
+	}
 	// The description reaches the model as the server wrote it; status and
 	// logs escape it (see StatusLines).
 	if tool, _ := hx.Tools.Lookup("mcp__srv__ansi"); tool.Description != fixture.AnsiDescription {

@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/host/secret"
+	"github.com/harness-go/harness/internal/jsonrpc"
 	"github.com/harness-go/harness/internal/loop"
 	"github.com/harness-go/harness/internal/proc"
 	"github.com/harness-go/harness/internal/safe"
@@ -695,6 +697,11 @@ func (s *supervisor) executor(raw, public string) tools.Executor {
 				res, err = sess.callTool(cctx, public, raw, tools.ObjectArgs(args))
 				owner.callDone()
 				if err == nil {
+					if tools.WantsRawResult(ctx) {
+						if r, ok := rawOnly(res); ok {
+							return r, nil
+						}
+					}
 					return owner.result(res, raw)
 				}
 				if nl, ok := s.needsLogin(err); ok {
@@ -723,6 +730,37 @@ func (s *supervisor) executor(raw, public string) tools.Executor {
 			return tools.Result{}, s.secrets.Err(err)
 		}
 	}
+}
+
+// rawOnly is a tools/call result for a caller that asked for the raw
+// result alone (tools.WithRawResult): the model's text is not decoded. ok
+// is false unless the result is valid JSON, an object whose content is an
+// array, whose isError, if any, is a boolean and whose _meta, if any, an
+// object (keys matched in any case, as encoding/json matches them), so
+// that the caller can decode what it gets; any other result is mapped as
+// for the model, which says what is wrong with it.
+func rawOnly(raw json.RawMessage) (_ tools.Result, ok bool) {
+	if !json.Valid(raw) { // the read path does not validate what it skips
+		return tools.Result{}, false
+	}
+	var isError, content bool
+	ok = jsonrpc.EachKey(raw, func(key, v []byte) bool {
+		switch {
+		case bytes.EqualFold(key, []byte("content")):
+			content = v[0] == '['
+			return content
+		case bytes.EqualFold(key, []byte("isError")):
+			isError = string(v) == "true"
+			return isError || string(v) == "false"
+		case bytes.EqualFold(key, []byte("_meta")):
+			return v[0] == '{'
+		}
+		return true
+	})
+	if !ok || !content {
+		return tools.Result{}, false
+	}
+	return tools.Result{IsError: isError, Raw: raw}, true
 }
 
 // result maps a raw tools/call result to the model's text.

@@ -164,7 +164,7 @@ func (g *Gateway) serveFast(ctx context.Context, c fastCall) (answer []byte) {
 		}
 	}()
 	f := &relay{g: g, req: ctx, caps: sessionCapabilities(ctx)}
-	res := g.reg.Execute(tools.WithFront(ctx, f), c.name, c.args)
+	res := g.reg.Execute(tools.WithRawResult(tools.WithFront(ctx, f)), c.name, c.args)
 	return appendAnswer(make([]byte, 0, len(res.Raw)+len(res.Text)+64), c.id, res)
 }
 

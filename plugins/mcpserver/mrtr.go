@@ -112,7 +112,7 @@ type question struct {
 
 // executeModern serves a tools/call of a 2026-07-28 client.
 func (g *Gateway) executeModern(ctx context.Context, req mcp.CallToolRequest, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	run := func(ctx context.Context) any { return g.reg.Execute(ctx, name, args) }
+	run := func(ctx context.Context) any { return g.reg.Execute(tools.WithRawResult(ctx), name, args) }
 	p, err := g.resumeOrStart(ctx, toolSubject(name), req.Params.MultiRoundTripParams, progressToken(req), run)
 	if err != nil {
 		return nil, err

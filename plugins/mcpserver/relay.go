@@ -47,7 +47,7 @@ func (g *Gateway) execute(ctx context.Context, req mcp.CallToolRequest, name str
 		return g.executeModern(ctx, req, name, args)
 	}
 	f := &relay{g: g, req: ctx, token: progressToken(req), caps: sessionCapabilities(ctx)}
-	return toResult(g.reg.Execute(tools.WithFront(ctx, f), name, args)), nil
+	return toResult(g.reg.Execute(tools.WithRawResult(tools.WithFront(ctx, f)), name, args)), nil
 }
 
 // progressToken is the token a request asked progress for, or nil.

@@ -51,6 +51,24 @@ type Result struct {
 	Raw json.RawMessage `json:"-"`
 }
 
+type rawKey struct{}
+
+// WithRawResult returns ctx asking the tools called with it for their Raw
+// result alone: a caller that passes a server's result on unchanged (the
+// gateway) has no use for the model's text. A tool that sets Raw may then
+// leave Text empty — and reports no content as discarded, since none is.
+// IsError is still set. A tool without a Raw result answers as always.
+func WithRawResult(ctx context.Context) context.Context {
+	return context.WithValue(ctx, rawKey{}, true)
+}
+
+// WantsRawResult reports whether ctx asks for the Raw result alone
+// ([WithRawResult]).
+func WantsRawResult(ctx context.Context) bool {
+	v, _ := ctx.Value(rawKey{}).(bool)
+	return v
+}
+
 // Executor runs one call. args is the JSON object the model sent. An error
 // (or a Result with IsError) becomes an error result; the ctx ends when the
 // caller gives up.
