@@ -17,9 +17,12 @@ import (
 // waited for a short lull, for notifications and the server's requests. A
 // caller that finds the reader goroutine blocked in a read kicks it out
 // (interruptible.interrupt: a read deadline in the past); the line reader
-// keeps a line cut by a kick. A framing that cannot be interrupted (a pipe
-// that takes no deadline, Streamable HTTP) has no read path: the reader
-// goroutine reads everything and hands every response over.
+// keeps a line cut by a kick. A started request (rpc.register) has no
+// caller to read for it: while any is pending and no caller holds the
+// token, the reader goroutine reads at once, without the lull. A framing
+// that cannot be interrupted (a pipe that takes no deadline, Streamable
+// HTTP) has no read path: the reader goroutine reads everything and hands
+// every response over.
 
 // lull is how long the reader goroutine waits, after the last request,
 // before it reads itself: calls often come back to back, and a caller reads
@@ -41,8 +44,18 @@ type readPath struct {
 	f         interruptible
 	tok       chan struct{} // capacity 1: holding it is the right to read
 	waiters   atomic.Int32  // callers waiting for a response
+	started   atomic.Int32  // requests nobody waits for (rpc.register): the reader goroutine reads for them
 	calls     atomic.Int64  // requests sent so far: the reader goroutine waits for a lull
 	bgReading atomic.Bool   // the reader goroutine holds tok to read
+	kick      chan struct{} // capacity 1: the reader goroutine looks again, without waiting for a lull
+}
+
+// wake makes the reader goroutine look again at once.
+func (p *readPath) wake() {
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
 }
 
 // newReadPath returns the read path of f, or nil when f cannot be
@@ -52,7 +65,7 @@ func newReadPath(f framing) *readPath {
 	if !ok || !i.interruptible() {
 		return nil
 	}
-	return &readPath{f: i, tok: make(chan struct{}, 1)}
+	return &readPath{f: i, tok: make(chan struct{}, 1), kick: make(chan struct{}, 1)}
 }
 
 // readOne reads and dispatches one message; an error other than an
@@ -80,10 +93,12 @@ func (r *rpc) readLoopWithPath() {
 	for {
 		select {
 		case <-quiet.C:
+		case <-p.kick:
 		case <-r.done:
 			return
 		}
-		if n := p.calls.Load(); n != seen || p.waiters.Load() > 0 {
+		// Started requests have nobody else to read for them: no lull.
+		if n := p.calls.Load(); (n != seen && p.started.Load() == 0) || p.waiters.Load() > 0 {
 			seen = n
 			quiet.Reset(lull)
 			continue

@@ -159,7 +159,7 @@ func (s *supervisor) generation(list []rawTool) (*generation, error) {
 			leftOut[t.Name] = t.Invalid
 			continue
 		}
-		batch = append(batch, tools.Tool{Name: public, Description: t.Description, Parameters: t.InputSchema, Definition: t.Definition, AlwaysLoad: cfg.AlwaysLoad, Execute: s.executor(t.Name, public)})
+		batch = append(batch, tools.Tool{Name: public, Description: t.Description, Parameters: t.InputSchema, Definition: t.Definition, AlwaysLoad: cfg.AlwaysLoad, Execute: s.executor(t.Name, public), Start: s.starter(t.Name, public)})
 		names = append(names, NamePair{Public: public, Raw: t.Name})
 	}
 	sort.Slice(names, func(i, j int) bool { return names[i].Public < names[j].Public })

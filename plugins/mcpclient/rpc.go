@@ -16,7 +16,8 @@ import (
 const serverRequestBound = 10 * time.Second
 
 // rpc is JSON-RPC over a framing, the same for every transport: one reader
-// goroutine, the requests of ours waiting for their responses (pending), and
+// goroutine, the requests of ours waiting for their responses (pending: a
+// caller waits; started: a callback gets it, rpc.register), and
 // the one place where every message from the server is dispatched —
 // a response to its caller, a notification to the notifier goroutine (in
 // order, never on the reader: a handler may send requests), a request of the
@@ -39,9 +40,10 @@ type rpc struct {
 
 	mu      sync.Mutex
 	pending map[string]chan *inMsg
-	serving map[string]*served // the server's requests being answered, by id key
-	lost    error              // why the connection ended; set once
-	done    chan struct{}      // closed when it ends
+	started map[string]func(*inMsg, error) // requests nobody waits for (start)
+	serving map[string]*served             // the server's requests being answered, by id key
+	lost    error                          // why the connection ended; set once
+	done    chan struct{}                  // closed when it ends
 
 	notes     chan *inMsg
 	workers   sync.WaitGroup
@@ -72,6 +74,7 @@ func newRPC(f framing, log *slog.Logger, onNotify func(*inMsg), onRequest reques
 		onNotify:  onNotify,
 		onRequest: onRequest,
 		pending:   map[string]chan *inMsg{},
+		started:   map[string]func(*inMsg, error){},
 		serving:   map[string]*served{},
 		done:      make(chan struct{}),
 		notes:     make(chan *inMsg, 64),
@@ -114,7 +117,11 @@ func (r *rpc) call(ctx context.Context, m *outMsg) (*inMsg, error) {
 	if p := r.path; p != nil {
 		p.calls.Add(1)
 		p.waiters.Add(1)
-		defer p.waiters.Add(-1)
+		defer func() {
+			if p.waiters.Add(-1) == 0 && p.started.Load() > 0 {
+				p.wake() // started requests need a reader again
+			}
+		}()
 		if p.bgReading.Load() {
 			p.f.interrupt() // the reader goroutine steps aside while the server works
 		}
@@ -135,6 +142,71 @@ func (r *rpc) call(ctx context.Context, m *outMsg) (*inMsg, error) {
 	case <-r.done:
 		return r.ended(key, ch)
 	}
+}
+
+// register records a request nobody will wait for: cb gets its response
+// (or the error that ended the connection) on the goroutine that reads it,
+// exactly once — unless abandon takes the request back first. It reports
+// false when the connection has ended. send then writes the request.
+func (r *rpc) register(key string, cb func(*inMsg, error)) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.lost != nil {
+		return false
+	}
+	r.started[key] = cb
+	if r.path != nil {
+		r.path.started.Add(1)
+	}
+	return true
+}
+
+// send writes a registered request; when it fails the request is
+// abandoned (cb is not called) unless the connection ended meanwhile, which
+// told cb (taken false). With a read path, a reader is made sure of: the
+// reader goroutine reads at once when no caller does (readpath.go).
+func (r *rpc) send(ctx context.Context, key string, m *outMsg) (taken bool, err error) {
+	if err := r.f.Write(ctx, m); err != nil {
+		taken = r.abandon(key)
+		var lost *ConnectionLostError
+		if errors.As(err, &lost) {
+			r.lose(lost)
+		}
+		return taken, err
+	}
+	if p := r.path; p != nil && p.waiters.Load() == 0 && !p.bgReading.Load() {
+		p.wake()
+	}
+	return true, nil
+}
+
+// abandon takes back a registered request whose response is no longer
+// wanted, and reports whether it did (false: cb was, or is being, called).
+func (r *rpc) abandon(key string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.started[key]; !ok {
+		return false
+	}
+	delete(r.started, key)
+	if r.path != nil {
+		r.path.started.Add(-1)
+	}
+	return true
+}
+
+// takeStarted removes and returns the callback of a started request.
+func (r *rpc) takeStarted(key string) func(*inMsg, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cb := r.started[key]
+	if cb != nil {
+		delete(r.started, key)
+		if r.path != nil {
+			r.path.started.Add(-1)
+		}
+	}
+	return cb
 }
 
 // ended is the answer of a call whose connection ended while it waited.
@@ -163,6 +235,10 @@ func (r *rpc) failPending(key string, resp *inMsg) {
 	r.mu.Unlock()
 	if ch != nil {
 		ch <- resp
+		return
+	}
+	if cb := r.takeStarted(key); cb != nil {
+		cb(answer(resp))
 	}
 }
 
@@ -229,11 +305,16 @@ func (r *rpc) dispatch(m *inMsg) {
 		ch := r.pending[m.key()]
 		delete(r.pending, m.key())
 		r.mu.Unlock()
-		if ch == nil {
-			r.log.Debug("a response to no request in flight; ignored", "id", string(m.ID))
-			return // a late answer to a request we gave up on
+		if ch != nil {
+			ch <- m
+			return
 		}
-		ch <- m
+		if cb := r.takeStarted(m.key()); cb != nil {
+			cb(answer(m))
+			return
+		}
+		r.log.Debug("a response to no request in flight; ignored", "id", string(m.ID))
+		// a late answer to a request we gave up on
 	}
 }
 
@@ -354,13 +435,22 @@ func encodeResponse(id json.RawMessage, result json.RawMessage, werr *wireError)
 // done and gets err.
 func (r *rpc) lose(err error) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.lost != nil {
+		r.mu.Unlock()
 		return
 	}
 	r.lost = err
 	clear(r.pending)
+	started := r.started
+	r.started = map[string]func(*inMsg, error){}
+	if r.path != nil {
+		r.path.started.Store(0)
+	}
 	close(r.done)
+	r.mu.Unlock()
+	for _, cb := range started {
+		cb(nil, err)
+	}
 }
 
 // Close ends the connection (for stdio: the close ladder) and waits for

@@ -585,6 +585,99 @@ func (s *session) callTool(ctx context.Context, public, name string, args json.R
 	return s.requestFor(ctx, string(mcp.MethodToolsCall), toolCall{Name: name, Arguments: args}, call)
 }
 
+// errCallTimedOut is what a started call gets at its timeout.
+var errCallTimedOut = errors.New("the call timed out")
+
+// startCall starts tools/call as callTool sends it and returns at once
+// (rpc.register): done gets, exactly once and on whatever goroutine has
+// it, the raw result or the error callTool would have returned —
+// context.Canceled when ctx ended, errCallTimedOut after timeout; either
+// way the server is told with notifications/cancelled. ok is false, and
+// done never called, when this session cannot start a call without
+// waiting (2026-07-28 and HTTP: their rounds, retries and streams need a
+// caller that waits; no read path: no reader to answer for) or the request
+// never reached the server.
+func (s *session) startCall(ctx context.Context, public, name string, args json.RawMessage, timeout time.Duration, done func(json.RawMessage, error)) (ok bool) {
+	if s.modern() || s.http != nil || s.r.path == nil {
+		return false
+	}
+	call := &callInfo{ctx: ctx, tool: public}
+	if tools.OffersOf(ctx).Progress {
+		call.token = "p" + strconv.FormatInt(s.ids.Add(1), 10)
+	}
+	params, err := legacyParams(toolCall{Name: name, Arguments: args}, call)
+	if err != nil {
+		return false
+	}
+	id := append(strconv.AppendInt([]byte(`"h`), s.ids.Add(1), 10), '"')
+	data, err := appendRequest(make([]byte, 0, 128+len(params)), id, string(mcp.MethodToolsCall), params)
+	if err != nil {
+		return false
+	}
+	key := idKey(id)
+	var timer *time.Timer
+	var stopCtx func() bool
+	var expired atomic.Bool
+	// giveUp ends the call early, when the response has not come first.
+	giveUp := func(reason error) {
+		if !s.r.abandon(key) {
+			return
+		}
+		go s.cancel(id, reason) // bounded (cancelBound); never on the caller's goroutine
+		s.finishCall(key, timer, stopCtx)
+		if reason == errCallTimedOut {
+			done(nil, errCallTimedOut)
+			return
+		}
+		done(nil, ctx.Err())
+	}
+	// Both are set before the request is registered, so that its callback
+	// can stop them; one that fires before the registration is caught
+	// after the send.
+	timer = time.AfterFunc(timeout, func() { expired.Store(true); giveUp(errCallTimedOut) })
+	stopCtx = context.AfterFunc(ctx, func() { giveUp(context.Cause(ctx)) })
+	s.mu.Lock()
+	s.calls[key] = call
+	s.mu.Unlock()
+	if !s.r.register(key, func(resp *inMsg, err error) {
+		s.finishCall(key, timer, stopCtx)
+		switch {
+		case err != nil:
+			done(nil, s.explain(err))
+		case resp.Error != nil:
+			done(nil, rpcError(resp.Error))
+		default:
+			done(resp.Result, nil)
+		}
+	}) {
+		s.finishCall(key, timer, stopCtx)
+		return false
+	}
+	if taken, err := s.r.send(ctx, key, &outMsg{data: data, id: id, method: string(mcp.MethodToolsCall)}); err != nil {
+		if taken {
+			s.finishCall(key, timer, stopCtx)
+		}
+		return !taken // not taken: the end of the connection told done
+	}
+	switch {
+	case expired.Load():
+		giveUp(errCallTimedOut)
+	case ctx.Err() != nil:
+		giveUp(context.Cause(ctx))
+	}
+	return true
+}
+
+// finishCall forgets a started call: its entry among the calls in flight,
+// its timer and its hook on the caller's context.
+func (s *session) finishCall(key string, timer *time.Timer, stopCtx func() bool) {
+	s.mu.Lock()
+	delete(s.calls, key)
+	s.mu.Unlock()
+	timer.Stop()
+	stopCtx()
+}
+
 // toolCall is tools/call's params with the arguments kept raw.
 type toolCall struct {
 	Name      string          `json:"name"`

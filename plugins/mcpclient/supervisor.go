@@ -637,6 +637,35 @@ var errStopped = errors.New("the server's entry was stopped")
 // (drain waits for it there); owner.callDone uncounts it.
 func (s *supervisor) session(ctx context.Context) (owner *supervisor, sess *session, err error) {
 	for {
+		owner, sess, wait, err := s.trySession()
+		if wait == nil {
+			return owner, sess, err
+		}
+		s = owner
+		select {
+		case <-wait:
+		case <-s.ctx.Context().Done():
+		case <-ctx.Done():
+			return s, nil, ctx.Err()
+		}
+	}
+}
+
+// sessionNow is session without waiting: nil when no session is there now
+// (the caller then waits in session). A session it returns is counted
+// (callDone).
+func (s *supervisor) sessionNow() (owner *supervisor, sess *session) {
+	owner, sess, _, _ = s.trySession()
+	if sess == nil {
+		return owner, nil
+	}
+	return owner, sess
+}
+
+// trySession is one look for session: the session (counted), or why there
+// is none, or a channel that changes when there may be one.
+func (s *supervisor) trySession() (owner *supervisor, sess *session, wait <-chan struct{}, err error) {
+	for {
 		s.mu.Lock()
 		sess, changed, next, ph, failErr := s.sess, s.changed, s.successor, s.phase, s.failErr
 		if sess != nil && isDone(sess.Done()) {
@@ -653,20 +682,15 @@ func (s *supervisor) session(ctx context.Context) (owner *supervisor, sess *sess
 			s = next
 			continue
 		case sess != nil:
-			return s, sess, nil
+			return s, sess, nil, nil
 		case ph == phaseFailed:
-			return s, nil, failErr
+			return s, nil, nil, failErr
 		case ph == phaseNeedsLogin:
-			return s, nil, s.loginError()
+			return s, nil, nil, s.loginError()
 		case s.ctx.Context().Err() != nil:
-			return s, nil, errStopped
+			return s, nil, nil, errStopped
 		}
-		select {
-		case <-changed:
-		case <-s.ctx.Context().Done():
-		case <-ctx.Done():
-			return s, nil, ctx.Err()
-		}
+		return s, nil, changed, nil
 	}
 }
 
@@ -712,23 +736,61 @@ func (s *supervisor) executor(raw, public string) tools.Executor {
 					continue // it never reached the server: the next connection takes it
 				}
 			}
-			switch {
-			case ctx.Err() != nil:
-				return tools.Result{}, fmt.Errorf("the call to %q was cancelled", raw)
-			case errors.Is(cctx.Err(), context.DeadlineExceeded):
-				if o := owner.outage(); o != "" {
-					return tools.Result{}, errors.New(o)
-				}
-				return tools.Result{}, fmt.Errorf("%q timed out after %s (toolCallTimeoutMs)", raw, timeout)
-			}
-			var lost *ConnectionLostError
-			if errors.As(err, &lost) {
-				err = fmt.Errorf("connection lost during the call: %s", lost.Reason)
-			}
-			// Transport errors may quote what we sent (an error page that
-			// repeats the headers): they are our text, so hide the secrets.
-			return tools.Result{}, s.secrets.Err(err)
+			return tools.Result{}, owner.callError(ctx.Err() != nil, errors.Is(cctx.Err(), context.DeadlineExceeded), raw, timeout, err)
 		}
+	}
+}
+
+// callError is the error of a call of tool raw that failed with err:
+// cancelled by its caller, timed out after timeout, or err, said for the
+// model.
+func (s *supervisor) callError(cancelled, timedOut bool, raw string, timeout time.Duration, err error) error {
+	switch {
+	case cancelled:
+		return fmt.Errorf("the call to %q was cancelled", raw)
+	case timedOut:
+		if o := s.outage(); o != "" {
+			return errors.New(o)
+		}
+		return fmt.Errorf("%q timed out after %s (toolCallTimeoutMs)", raw, timeout)
+	}
+	var lost *ConnectionLostError
+	if errors.As(err, &lost) {
+		err = fmt.Errorf("connection lost during the call: %s", lost.Reason)
+	}
+	// Transport errors may quote what we sent (an error page that repeats
+	// the headers): they are our text, so hide the secrets.
+	return s.secrets.Err(err)
+}
+
+// starter starts one call of a tool by its raw name without waiting
+// (tools.Starter), when a session is there now and can (session.startCall);
+// otherwise the caller runs executor, which waits for a session.
+func (s *supervisor) starter(raw, public string) tools.Starter {
+	return func(ctx context.Context, args json.RawMessage, done func(tools.Result, error)) bool {
+		owner, sess := s.sessionNow()
+		if sess == nil {
+			return false
+		}
+		timeout := s.config().toolCallTimeout()
+		ok := sess.startCall(ctx, public, raw, tools.ObjectArgs(args), timeout, func(res json.RawMessage, err error) {
+			owner.callDone()
+			if err != nil {
+				done(tools.Result{}, owner.callError(ctx.Err() != nil, errors.Is(err, errCallTimedOut), raw, timeout, err))
+				return
+			}
+			if tools.WantsRawResult(ctx) {
+				if r, ok := rawOnly(res); ok {
+					done(r, nil)
+					return
+				}
+			}
+			done(owner.result(res, raw))
+		})
+		if !ok {
+			owner.callDone()
+		}
+		return ok
 	}
 }
 

@@ -168,6 +168,28 @@ func (g *Gateway) serveFast(ctx context.Context, c fastCall) (answer []byte) {
 	return appendAnswer(make([]byte, 0, len(res.Raw)+len(res.Text)+64), c.id, res)
 }
 
+// startFast starts a fast call as serveFast runs it, when its tool can run
+// it without anyone waiting (tools.Registry.Start: an MCP server's tool
+// over stdio): done gets the answer, a line, on whatever goroutine has the
+// result — for a server's tool, the one that read its response. No
+// goroutine waits for the call, and the one that read the request reads
+// on: the path of a call is that of a relay's bytes, parsed. It reports
+// false, and done is not called, when the call was not started.
+func (g *Gateway) startFast(ctx context.Context, c fastCall, done func(answer []byte)) bool {
+	o := outcomeOf(ctx)
+	f := &relay{g: g, req: ctx, caps: sessionCapabilities(ctx)}
+	started := g.reg.Start(tools.WithRawResult(tools.WithFront(ctx, f)), c.name, c.args, func(res tools.Result) {
+		if o != nil {
+			o.answered.Store(true) // what the call reports after its answer has nowhere to go
+		}
+		done(appendAnswer(make([]byte, 0, len(res.Raw)+len(res.Text)+64), c.id, res))
+	})
+	if started {
+		g.fastCalls.Add(1)
+	}
+	return started
+}
+
 // idValue is a fast id as mcp-go holds it: a string, or a float64.
 func idValue(id json.RawMessage) any {
 	if s, ok := jsonrpc.PlainString(id); ok {

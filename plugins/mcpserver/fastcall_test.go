@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -246,4 +247,72 @@ func FuzzAppendAnswer(f *testing.F) {
 			t.Fatalf("raw %q text %q:\nfast %s\nslow %s", raw, text, got, want)
 		}
 	})
+}
+
+// startedTool is a tool with a Starter, as an MCP server's is over stdio:
+// each call waits, on a goroutine of its own, until release is closed or
+// its context ends, then answers text (or the context's error). calls
+// counts the calls its Starter took.
+func startedTool(name, text string, release <-chan struct{}, calls *atomic.Int32) tools.Tool {
+	t := tools.Tool{Name: name, Description: "Answer when released.", Parameters: json.RawMessage(`{"type":"object"}`)}
+	t.Execute = func(context.Context, json.RawMessage) (tools.Result, error) { return tools.Result{Text: text}, nil }
+	t.Start = func(ctx context.Context, _ json.RawMessage, done func(tools.Result, error)) bool {
+		calls.Add(1)
+		go func() {
+			select {
+			case <-release:
+				done(tools.Result{Text: text}, nil)
+			case <-ctx.Done():
+				done(tools.Result{}, ctx.Err())
+			}
+		}()
+		return true
+	}
+	return t
+}
+
+// TestStartedCallsOverStdio: a fast call of a tool with a Starter is
+// started and the connection reads on — other requests are answered while
+// it waits, and a notifications/cancelled ends it without an answer; its
+// answer is the fast path's; at the end of stdin it is still answered.
+func TestStartedCallsOverStdio(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, Options{})
+	release := make(chan struct{})
+	var calls atomic.Int32
+	r.register(startedTool("wait", "hi <there>", release, &calls), text("now", "at once"))
+	c := r.stdioClient()
+	c.initialize()
+	call := func(id int, name string) {
+		c.sendRaw(`{"jsonrpc":"2.0","id":` + itoa(id) + `,"method":"tools/call","params":{"name":"` + name + `","arguments":{}}}`)
+	}
+	call(1, "wait")
+	call(2, "wait")
+	call(3, "now") // answered while both wait
+	if m := c.response(3); string(m.Result) != `{"content":[{"type":"text","text":"at once"}]}` {
+		t.Fatalf("now: %s", m.raw)
+	}
+	c.sendRaw(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"no longer needed"}}`)
+	call(4, "now")
+	c.response(4) // the cancellation was read before it
+	close(release)
+	if m := c.response(1); string(m.Result) != `{"content":[{"type":"text","text":"hi \u003cthere\u003e"}]}` {
+		t.Fatalf("wait: %s", m.raw)
+	}
+	if calls.Load() != 2 || r.gw.fastCalls.Load() != 4 {
+		t.Fatalf("%d calls started, %d fast; want 2 and 4", calls.Load(), r.gw.fastCalls.Load())
+	}
+	// Released or not, the cancelled call is never answered; a call started
+	// just before the end of stdin is.
+	call(5, "wait")
+	if err := c.close(); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for m := range c.msgs {
+		ids = append(ids, string(m.ID))
+	}
+	if strings.Join(ids, ",") != "5" {
+		t.Fatalf("after the end of stdin the client got answers to %q, want 5 only", ids)
+	}
 }

@@ -31,7 +31,9 @@ const MaxMessageBytes = 16 << 20
 // It does not use mcp-go's StdioServer: that keeps its one session in a
 // package-level variable (two gateways in one process would share it) and
 // runs at most five tool calls at a time. Here requests run concurrently,
-// each on the goroutine that read it (see stdioConn.work), and a
+// each on the goroutine that read it (see stdioConn.work) — or, for a call
+// that is started (stdioConn.start), on nobody's: the goroutine that read
+// it reads on, and the answer is written by whoever has the result — and a
 // notifications/cancelled is matched to its request by the goroutine
 // reading, so it can never overtake the request it cancels. A read blocked
 // on in is abandoned, not interrupted, when ServeStdio returns early.
@@ -233,6 +235,14 @@ func (c *stdioConn) work() {
 		if !ok {
 			return
 		}
+		if c.start(j) {
+			// Under way, and nobody waits for it: whoever has its result
+			// answers. This goroutine reads on.
+			if last {
+				return
+			}
+			continue
+		}
 		if !last {
 			select {
 			case c.turn <- struct{}{}:
@@ -381,18 +391,43 @@ type job struct {
 	req  *inflight
 }
 
-// serve runs one request and queues its answer.
+// serve runs one request and writes its answer.
 func (c *stdioConn) serve(j job) {
-	defer c.handlers.Done()
-	ctx, o := withOutcome(j.ctx)
-	o.stream = func(msg []byte) bool { c.send(append(msg, '\n')); return true }
-	o.gone = c.eof
+	ctx, o := c.outcome(j)
 	var answer []byte
 	if fc, ok := c.fast(j); ok {
 		answer = c.g.serveFast(ctx, fc)
 	} else if resp := o.rewrite(c.g.mcp.HandleMessage(ctx, j.line)); resp != nil {
 		answer = mustEncode(resp)
 	}
+	c.finish(j, answer)
+}
+
+// outcome is the context a request is served with: what its handler
+// streams (a question to the client) is written on the connection.
+func (c *stdioConn) outcome(j job) (context.Context, *outcome) {
+	ctx, o := withOutcome(j.ctx)
+	o.stream = func(msg []byte) bool { c.send(append(msg, '\n')); return true }
+	o.gone = c.eof
+	return ctx, o
+}
+
+// start starts a fast call whose tool can run it without anyone waiting
+// for it (Gateway.startFast); finish then writes its answer, on whatever
+// goroutine has the result. It reports false for any other request.
+func (c *stdioConn) start(j job) bool {
+	fc, ok := c.fast(j)
+	if !ok {
+		return false
+	}
+	ctx, _ := c.outcome(j)
+	return c.g.startFast(ctx, fc, func(answer []byte) { c.finish(j, answer) })
+}
+
+// finish ends a request: it is no longer in flight, and its answer, if
+// any, is written — unless the client cancelled it.
+func (c *stdioConn) finish(j job, answer []byte) {
+	defer c.handlers.Done()
 	c.mu.Lock()
 	if c.inflight[j.key] == j.req {
 		delete(c.inflight, j.key)

@@ -69,6 +69,15 @@ func WantsRawResult(ctx context.Context) bool {
 	return v
 }
 
+// A Starter starts one call and returns at once, without waiting for its
+// result: done gets it later, exactly once, on whatever goroutine has it
+// (it must not block). ok false means the tool cannot start this call
+// without waiting — it is not connected now, say — and done is not called:
+// the caller uses Execute. A tool whose calls go to another process and
+// come back (an MCP server's) may have one: a caller that serves many
+// calls at once (the gateway) then needs no goroutine waiting per call.
+type Starter func(ctx context.Context, args json.RawMessage, done func(Result, error)) (ok bool)
+
 // Executor runs one call. args is the JSON object the model sent. An error
 // (or a Result with IsError) becomes an error result; the ctx ends when the
 // caller gives up.
@@ -82,6 +91,9 @@ type Tool struct {
 	// Nil means an object with no properties.
 	Parameters json.RawMessage
 	Execute    Executor
+	// Start, when set, starts a call without waiting for it (a [Starter]);
+	// Execute still runs every call for callers that wait.
+	Start Starter
 	// Definition is, for a tool an MCP server provides, the tool object as
 	// the server listed it, kept raw so that the gateway can serve what
 	// the model's list has no room for (title, annotations, outputSchema).
@@ -556,7 +568,11 @@ func (r *Registry) Execute(ctx context.Context, name string, args json.RawMessag
 	if !ok {
 		return Result{Text: fmt.Sprintf("Error: unknown tool %q", name), IsError: true}
 	}
-	res, err := r.run(ctx, t, args)
+	return finish(r.run(ctx, t, args))
+}
+
+// finish is what Execute makes of what a tool returned.
+func finish(res Result, err error) Result {
 	switch {
 	case err != nil:
 		return Result{Text: "Error: " + safe.Text(err.Error()), IsError: true}
@@ -564,6 +580,29 @@ func (r *Registry) Execute(ctx context.Context, name string, args json.RawMessag
 		return Result{Text: "Error: " + res.Text, IsError: true, Raw: res.Raw}
 	}
 	return res
+}
+
+// Start starts a call of a tool that has a [Starter] and returns at once:
+// done gets, exactly once, what Execute would have returned. ok false
+// means the call was not started — an unknown tool, a tool without a
+// Starter, or one that cannot start this call without waiting — and done
+// is not called: the caller uses Execute. A Starter's panic is what an
+// executor's is: an error result, logged with its stack.
+func (r *Registry) Start(ctx context.Context, name string, args json.RawMessage, done func(Result)) (ok bool) {
+	t, found := r.Lookup(name)
+	if !found || t.Start == nil {
+		return false
+	}
+	var once sync.Once
+	finished := func(res Result, err error) { once.Do(func() { done(finish(res, err)) }) }
+	defer func() {
+		if p := recover(); p != nil {
+			r.log.Error("a tool panicked", "tool", safe.Line(t.Name), "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			finished(Result{}, fmt.Errorf("tool %q panicked: %v", t.Name, p))
+			ok = true
+		}
+	}()
+	return t.Start(ctx, args, finished)
 }
 
 // run calls the executor; a panic becomes an error for the model, and is

@@ -829,10 +829,24 @@ func TestExecute(t *testing.T) {
 			t.Parallel()
 			log, logs := testlog.New(t)
 			r := tools.New(tools.WithLogger(log))
-			mustRegister(t, r, newFiber(t, "f"), tools.Tool{Name: "tool", Execute: tc.exec})
+			// The tool also has a Starter that runs the executor and says
+			// so at once: Start answers what Execute does.
+			start := func(ctx context.Context, args json.RawMessage, done func(tools.Result, error)) bool {
+				done(tc.exec(ctx, args))
+				return true
+			}
+			mustRegister(t, r, newFiber(t, "f"), tools.Tool{Name: "tool", Execute: tc.exec, Start: start})
 			got := r.Execute(context.Background(), tc.call, tc.args)
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("Execute = %+v, want %+v", got, tc.want)
+			}
+			var started []tools.Result
+			ok := r.Start(context.Background(), tc.call, tc.args, func(res tools.Result) { started = append(started, res) })
+			switch {
+			case tc.call != "tool" && (ok || len(started) != 0):
+				t.Fatalf("Start of an unknown tool: %v, %+v", ok, started)
+			case tc.call == "tool" && (!ok || len(started) != 1 || !reflect.DeepEqual(started[0], tc.want)):
+				t.Fatalf("Start = %v, %+v; want one %+v", ok, started, tc.want)
 			}
 			// A panic is logged, with the stack that leads to the tool's
 			// code: the model's error result is all anyone else sees.
@@ -845,6 +859,16 @@ func TestExecute(t *testing.T) {
 				t.Fatal("the tool is gone after the call")
 			}
 		})
+	}
+}
+
+// A tool without a Starter is not started: its caller runs Execute.
+func TestStartWithoutStarter(t *testing.T) {
+	t.Parallel()
+	r := tools.New()
+	mustRegister(t, r, newFiber(t, "f"), tools.Tool{Name: "tool", Execute: says("x")})
+	if r.Start(context.Background(), "tool", nil, func(tools.Result) { t.Error("done called") }) {
+		t.Fatal("a tool without a Starter was started")
 	}
 }
 
