@@ -91,10 +91,14 @@ func (hs *harness) waitFor(ctx context.Context, ok func() bool) bool {
 	events := hs.host.Subscribe()
 	defer events.Close()
 	for {
+		// Settled is read before ok: an entry registers what it offers
+		// before it settles, so what settled by then is in ok's view. The
+		// other order misses what registers and settles between the two.
+		settled := host.AllSettled(hs.host.Snapshot())
 		if ok() {
 			return true
 		}
-		if hs.o.wait <= 0 || host.AllSettled(hs.host.Snapshot()) {
+		if hs.o.wait <= 0 || settled {
 			return false
 		}
 		select {
