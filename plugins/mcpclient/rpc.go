@@ -40,7 +40,7 @@ type rpc struct {
 
 	mu      sync.Mutex
 	pending map[string]chan *inMsg
-	started map[string]func(*inMsg, error) // requests nobody waits for (start)
+	started map[string]func(*inMsg, error) // requests nobody waits for (register)
 	serving map[string]*served             // the server's requests being answered, by id key
 	lost    error                          // why the connection ended; set once
 	done    chan struct{}                  // closed when it ends
