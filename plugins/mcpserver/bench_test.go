@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/harness-go/harness/fiber"
@@ -79,5 +81,70 @@ func BenchmarkStdioCall(b *testing.B) {
 			go io.Copy(io.Discard, outR)
 			<-done
 		})
+	}
+}
+
+// BenchmarkHTTPCall is the gateway's own share of a call over Streamable
+// HTTP: a native tool that answers at once, called through a loopback
+// connection kept alive, one call at a time.
+func BenchmarkHTTPCall(b *testing.B) {
+	reg := tools.New()
+	gw, err := New(reg, Options{Logger: discardLogger()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := newFiberB(b)
+	if _, err := reg.Register(f, tools.Tool{Name: "echo", Execute: func(context.Context, json.RawMessage) (tools.Result, error) {
+		return tools.Result{Text: "echo: hello", Raw: json.RawMessage(`{"content":[{"type":"text","text":"echo: hello"}]}`)}, nil
+	}}); err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go gw.Run(ctx)
+	<-gw.Ready()
+	for !gw.servedNames()["echo"] {
+		gw.mu.Lock()
+		ch := gw.changed
+		gw.mu.Unlock()
+		<-ch
+	}
+	srv, err := gw.ListenHTTP("127.0.0.1:0", HTTPOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	go srv.Serve()
+	defer srv.Close(context.Background())
+	client := &http.Client{}
+	session := ""
+	post := func(body string) (*http.Response, []byte) {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL(), strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode >= 300 {
+			b.Fatalf("HTTP %d %s: %v", resp.StatusCode, out, err)
+		}
+		return resp, out
+	}
+	resp, _ := post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"0"}}}`)
+	session = resp.Header.Get("Mcp-Session-Id")
+	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		_, out := post(`{"jsonrpc":"2.0","id":` + strconv.Itoa(i+1) + `,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello"}}}`)
+		if !strings.Contains(string(out), "echo: hello") {
+			b.Fatalf("answer %s", out)
+		}
 	}
 }

@@ -119,8 +119,9 @@ type Gateway struct {
 	life    context.Context
 	endLife context.CancelCauseFunc
 	parked  *parkedCalls
-	levels  logLevels   // the sessions that asked for log messages
-	asks    pendingAsks // requests to clients waiting for their answers (ask.go)
+	levels  logLevels      // the sessions that asked for log messages
+	asks    pendingAsks    // requests to clients waiting for their answers (ask.go)
+	streams streamSessions // the Streamable HTTP sessions mcp-go holds (httpfast.go)
 
 	mu     sync.Mutex
 	mode   string
@@ -235,6 +236,7 @@ func New(reg *tools.Registry, opts Options) (*Gateway, error) {
 		g.waitServed(ctx, req.Params.Name)
 	})
 	g.watchLevels(hooks)
+	g.streams.watch(hooks)
 	serverOpts := []server.ServerOption{
 		server.WithToolCapabilities(true),
 		// Log messages of the backends are relayed (relay.go).

@@ -111,6 +111,7 @@ type HTTPHandler struct {
 	mcp      *server.StreamableHTTPServer
 	token    atomic.Pointer[[32]byte] // SHA-256 of the token; nil: none required
 	sessions *sessionTable
+	calls    fastCalls // the fast calls in flight (httpfast.go)
 }
 
 // SetToken changes the required token while the handler serves ("" for
@@ -181,6 +182,10 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is over %d bytes, the most accepted", h.opts.MaxBodyBytes))
 			return
 		}
+		// A tools/call the fast path takes (httpfast.go).
+		if fc, ok := parseFastCall(body); ok && h.serveFastCall(w, r, fc) {
+			return
+		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		// A client's answer to a request of the gateway's (ask.go).
 		if id, ok := isAnswer(body); ok {
@@ -188,6 +193,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusAccepted)
 			return
 		}
+		h.cancelFast(r, body)
 		// A handler may answer another JSON-RPC error than mcp-go's
 		// (outcome.go).
 		ctx, o := withOutcome(r.Context())
