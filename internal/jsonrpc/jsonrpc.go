@@ -149,20 +149,27 @@ func skipValue(b []byte, i int) int {
 // "n:" and the value of a number, whatever its spelling (7, 7.0, 7e0); "r:"
 // and the raw bytes of anything else.
 func IDKey(raw []byte) string {
+	var buf [64]byte
+	return string(AppendIDKey(buf[:0], raw))
+}
+
+// AppendIDKey appends the [IDKey] of raw to dst: a map of requests in
+// flight looks a response up by it without allocating (m[string(key)]).
+func AppendIDKey(dst, raw []byte) []byte {
 	raw = bytes.TrimSpace(raw)
-	if s, ok := PlainString(raw); ok {
-		return "s:" + s
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && PlainBody(raw[1:n-1]) {
+		return append(append(dst, "s:"...), raw[1:n-1]...)
 	}
 	if len(raw) > 0 && raw[0] == '"' {
 		var s string
 		if json.Unmarshal(raw, &s) == nil {
-			return "s:" + s
+			return append(append(dst, "s:"...), s...)
 		}
 	}
 	if n, err := strconv.ParseFloat(string(raw), 64); err == nil {
-		return "n:" + strconv.FormatFloat(n, 'f', -1, 64)
+		return strconv.AppendFloat(append(dst, "n:"...), n, 'f', -1, 64)
 	}
-	return "r:" + string(raw)
+	return append(append(dst, "r:"...), raw...)
 }
 
 // PlainString returns the value of a JSON string that holds no escape, no

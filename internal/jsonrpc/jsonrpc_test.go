@@ -104,6 +104,21 @@ func TestIDKey(t *testing.T) {
 		if got := IDKey([]byte(tc.raw)); got != tc.want {
 			t.Errorf("IDKey(%s) = %q, want %q", tc.raw, got, tc.want)
 		}
+		if got := string(AppendIDKey([]byte("x"), []byte(tc.raw))); got != "x"+tc.want {
+			t.Errorf("AppendIDKey(x, %s) = %q, want %q", tc.raw, got, "x"+tc.want)
+		}
+	}
+}
+
+// A response is looked up by its key without allocating (not parallel:
+// AllocsPerRun counts the whole process).
+func TestAppendIDKeyAllocates(t *testing.T) {
+	raw := []byte(`"h12345"`)
+	if n := testing.AllocsPerRun(100, func() {
+		var buf [64]byte
+		_ = AppendIDKey(buf[:0], raw)
+	}); n != 0 {
+		t.Errorf("AppendIDKey into a buffer on the stack allocates %v times", n)
 	}
 }
 

@@ -49,6 +49,11 @@ type lineFraming struct {
 	writeMu sync.Mutex
 	wbuf    []byte          // the line being written; guarded by writeMu
 	stdinRC syscall.RawConn // stdin's descriptor for writes that do not wait; nil: every write waits
+	// writeFn writes wbuf on stdin's descriptor into wrote and werr (writeNow);
+	// made once, so that a write allocates no closure.
+	writeFn func(fd uintptr)
+	wrote   int
+	werr    error
 
 	kickable   bool          // the pipe takes read deadlines: interrupt works
 	exitedHeld atomic.Bool   // the server exited, but something holds its stdout
@@ -64,6 +69,7 @@ func newLineFraming(p *process, log *slog.Logger, secrets *secret.Set) *lineFram
 	if p.stdin.SetWriteDeadline(time.Time{}) == nil {
 		// It takes deadlines: it is in the runtime's poller, non-blocking.
 		f.stdinRC, _ = p.stdin.SyscallConn()
+		f.writeFn = func(fd uintptr) { f.wrote, f.werr = writeFD(fd, f.wbuf) }
 	}
 	f.watch.Add(1)
 	go func() { defer f.watch.Done(); f.watchExit() }()
@@ -187,7 +193,7 @@ func (f *lineFraming) Write(ctx context.Context, m *outMsg) error {
 	// deadline, whose timer would cost every call a wake-up of the
 	// runtime's poller (docs/benchmarks.md). Only the rest of a line the
 	// pipe did not take waits, bounded.
-	n, err := f.writeNow(f.wbuf)
+	n, err := f.writeNow()
 	if err == nil && n < len(f.wbuf) {
 		deadline, ok := ctx.Deadline()
 		if !ok {
@@ -212,22 +218,21 @@ func (f *lineFraming) Write(ctx context.Context, m *outMsg) error {
 	return &notSentError{&ConnectionLostError{Reason: fmt.Sprintf("write to the server: %v", err)}}
 }
 
-// writeNow writes what of b the pipe takes without waiting: all of it, a
+// writeNow writes what of wbuf the pipe takes without waiting: all of it, a
 // part, or nothing (when it is full, or when stdin cannot be written
-// without waiting); the rest is for a write that waits.
-func (f *lineFraming) writeNow(b []byte) (int, error) {
+// without waiting); the rest is for a write that waits. writeMu is held.
+func (f *lineFraming) writeNow() (int, error) {
 	if f.stdinRC == nil {
 		return 0, nil
 	}
-	var n int
-	var werr error
-	if err := f.stdinRC.Control(func(fd uintptr) { n, werr = writeFD(fd, b) }); err != nil {
+	f.wrote, f.werr = 0, nil
+	if err := f.stdinRC.Control(f.writeFn); err != nil {
 		return 0, nil // closed: the write that waits says so
 	}
-	if werr != nil {
-		return n, &os.PathError{Op: "write", Path: f.p.stdin.Name(), Err: werr}
+	if f.werr != nil {
+		return f.wrote, &os.PathError{Op: "write", Path: f.p.stdin.Name(), Err: f.werr}
 	}
-	return n, nil
+	return f.wrote, nil
 }
 
 // Close runs the process's close ladder (process.close) and waits for the

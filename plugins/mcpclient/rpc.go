@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/harness-go/harness/internal/jsonrpc"
 )
 
 // serverRequestBound bounds the write of our answer to a server's request.
@@ -196,12 +198,12 @@ func (r *rpc) abandon(key string) bool {
 }
 
 // takeStarted removes and returns the callback of a started request.
-func (r *rpc) takeStarted(key string) func(*inMsg, error) {
+func (r *rpc) takeStarted(key []byte) func(*inMsg, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	cb := r.started[key]
+	cb := r.started[string(key)]
 	if cb != nil {
-		delete(r.started, key)
+		delete(r.started, string(key))
 		if r.path != nil {
 			r.path.started.Add(-1)
 		}
@@ -237,7 +239,7 @@ func (r *rpc) failPending(key string, resp *inMsg) {
 		ch <- resp
 		return
 	}
-	if cb := r.takeStarted(key); cb != nil {
+	if cb := r.takeStarted([]byte(key)); cb != nil {
 		cb(answer(resp))
 	}
 }
@@ -301,15 +303,17 @@ func (r *rpc) dispatch(m *inMsg) {
 		case <-r.done:
 		}
 	case m.isResponse():
+		var kb [64]byte
+		key := jsonrpc.AppendIDKey(kb[:0], m.ID) // looked up without allocating
 		r.mu.Lock()
-		ch := r.pending[m.key()]
-		delete(r.pending, m.key())
+		ch := r.pending[string(key)]
+		delete(r.pending, string(key))
 		r.mu.Unlock()
 		if ch != nil {
 			ch <- m
 			return
 		}
-		if cb := r.takeStarted(m.key()); cb != nil {
+		if cb := r.takeStarted(key); cb != nil {
 			cb(answer(m))
 			return
 		}
