@@ -27,24 +27,30 @@ func newFiberB(b *testing.B) *fiber.Fiber {
 // that answers at once, called over ServeStdio through pipes, one call at a
 // time.
 func BenchmarkStdioCall(b *testing.B) {
-	for _, raw := range []bool{false, true} {
-		name := "text"
-		if raw {
-			name = "raw"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, mode := range []string{"text", "raw", "started"} {
+		raw := mode != "text"
+		b.Run(mode, func(b *testing.B) {
 			reg := tools.New()
 			gw, err := New(reg, Options{Logger: discardLogger()})
 			if err != nil {
 				b.Fatal(err)
 			}
 			f := newFiberB(b)
-			_, err = reg.Register(f, tools.Tool{Name: "echo", Execute: func(context.Context, json.RawMessage) (tools.Result, error) {
+			tool := tools.Tool{Name: "echo", Execute: func(context.Context, json.RawMessage) (tools.Result, error) {
 				if raw {
 					return tools.Result{Text: "echo: hello", Raw: json.RawMessage(`{"content":[{"type":"text","text":"echo: hello"}]}`)}, nil
 				}
 				return tools.Result{Text: "echo: hello"}, nil
-			}})
+			}}
+			if mode == "started" {
+				// As an MCP server's tool over stdio: the call is started,
+				// and its result given at once.
+				tool.Start = func(_ context.Context, _ json.RawMessage, done func(tools.Result, error)) bool {
+					done(tools.Result{Text: "echo: hello", Raw: json.RawMessage(`{"content":[{"type":"text","text":"echo: hello"}]}`)}, nil)
+					return true
+				}
+			}
+			_, err = reg.Register(f, tool)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -66,6 +72,7 @@ func BenchmarkStdioCall(b *testing.B) {
 			io.WriteString(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"0"}}}`+"\n")
 			out.ReadSlice('\n')
 			var buf []byte
+			b.ReportAllocs()
 			b.ResetTimer()
 			for i := range b.N {
 				buf = append(buf[:0], `{"jsonrpc":"2.0","id":`...)
