@@ -23,6 +23,28 @@ func newFiberB(b *testing.B) *fiber.Fiber {
 	return f
 }
 
+// benchGateway runs a gateway serving tool alone until ctx ends, and
+// returns it once the tool is served.
+func benchGateway(b *testing.B, ctx context.Context, tool tools.Tool) *Gateway {
+	reg := tools.New()
+	gw, err := New(reg, Options{Logger: discardLogger()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := reg.Register(newFiberB(b), tool); err != nil {
+		b.Fatal(err)
+	}
+	go gw.Run(ctx)
+	<-gw.Ready()
+	for !gw.servedNames()[tool.Name] {
+		gw.mu.Lock()
+		ch := gw.changed
+		gw.mu.Unlock()
+		<-ch
+	}
+	return gw
+}
+
 // BenchmarkStdioCall is the gateway's own share of a call: a native tool
 // that answers at once, called over ServeStdio through pipes, one call at a
 // time.
@@ -30,12 +52,6 @@ func BenchmarkStdioCall(b *testing.B) {
 	for _, mode := range []string{"text", "raw", "started"} {
 		raw := mode != "text"
 		b.Run(mode, func(b *testing.B) {
-			reg := tools.New()
-			gw, err := New(reg, Options{Logger: discardLogger()})
-			if err != nil {
-				b.Fatal(err)
-			}
-			f := newFiberB(b)
 			tool := tools.Tool{Name: "echo", Execute: func(context.Context, json.RawMessage) (tools.Result, error) {
 				if raw {
 					return tools.Result{Text: "echo: hello", Raw: json.RawMessage(`{"content":[{"type":"text","text":"echo: hello"}]}`)}, nil
@@ -50,20 +66,9 @@ func BenchmarkStdioCall(b *testing.B) {
 					return true
 				}
 			}
-			_, err = reg.Register(f, tool)
-			if err != nil {
-				b.Fatal(err)
-			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			go gw.Run(ctx)
-			<-gw.Ready()
-			for !gw.servedNames()["echo"] {
-				gw.mu.Lock()
-				ch := gw.changed
-				gw.mu.Unlock()
-				<-ch
-			}
+			gw := benchGateway(b, ctx, tool)
 			inR, inW := io.Pipe()
 			outR, outW := io.Pipe()
 			done := make(chan struct{})
@@ -95,27 +100,11 @@ func BenchmarkStdioCall(b *testing.B) {
 // HTTP: a native tool that answers at once, called through a loopback
 // connection kept alive, one call at a time.
 func BenchmarkHTTPCall(b *testing.B) {
-	reg := tools.New()
-	gw, err := New(reg, Options{Logger: discardLogger()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	f := newFiberB(b)
-	if _, err := reg.Register(f, tools.Tool{Name: "echo", Execute: func(context.Context, json.RawMessage) (tools.Result, error) {
-		return tools.Result{Text: "echo: hello", Raw: json.RawMessage(`{"content":[{"type":"text","text":"echo: hello"}]}`)}, nil
-	}}); err != nil {
-		b.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go gw.Run(ctx)
-	<-gw.Ready()
-	for !gw.servedNames()["echo"] {
-		gw.mu.Lock()
-		ch := gw.changed
-		gw.mu.Unlock()
-		<-ch
-	}
+	gw := benchGateway(b, ctx, tools.Tool{Name: "echo", Execute: func(context.Context, json.RawMessage) (tools.Result, error) {
+		return tools.Result{Text: "echo: hello", Raw: json.RawMessage(`{"content":[{"type":"text","text":"echo: hello"}]}`)}, nil
+	}})
 	srv, err := gw.ListenHTTP("127.0.0.1:0", HTTPOptions{})
 	if err != nil {
 		b.Fatal(err)
