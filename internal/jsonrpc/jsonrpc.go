@@ -157,8 +157,8 @@ func IDKey(raw []byte) string {
 // flight looks a response up by it without allocating (m[string(key)]).
 func AppendIDKey(dst, raw []byte) []byte {
 	raw = bytes.TrimSpace(raw)
-	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && PlainBody(raw[1:n-1]) {
-		return append(append(dst, "s:"...), raw[1:n-1]...)
+	if body, ok := plainBody(raw); ok {
+		return append(append(dst, "s:"...), body...)
 	}
 	if len(raw) > 0 && raw[0] == '"' {
 		var s string
@@ -176,11 +176,21 @@ func AppendIDKey(dst, raw []byte) []byte {
 // control character and only valid UTF-8 — the ids we send, echoed — without
 // running the decoder: such a string decodes to its bytes.
 func PlainString(raw []byte) (string, bool) {
-	n := len(raw)
-	if n < 2 || raw[0] != '"' || raw[n-1] != '"' || !PlainBody(raw[1:n-1]) {
+	body, ok := plainBody(raw)
+	if !ok {
 		return "", false
 	}
-	return string(raw[1 : n-1]), true
+	return string(body), true
+}
+
+// plainBody returns the bytes between the quotes of a JSON string that
+// PlainString takes.
+func plainBody(raw []byte) ([]byte, bool) {
+	n := len(raw)
+	if n < 2 || raw[0] != '"' || raw[n-1] != '"' || !PlainBody(raw[1:n-1]) {
+		return nil, false
+	}
+	return raw[1 : n-1], true
 }
 
 // PlainBody reports whether the body of a JSON string (between its quotes)

@@ -64,7 +64,8 @@ func (s *streamSessions) watch(hooks *server.Hooks) {
 	})
 }
 
-// initialized returns the registered session id when it is initialized.
+// initialized returns the registered session of id when it is
+// initialized, or nil.
 func (s *streamSessions) initialized(id string) server.ClientSession {
 	v, ok := s.m.Load(id)
 	if !ok {
