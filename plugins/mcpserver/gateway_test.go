@@ -429,6 +429,20 @@ func TestCallWaitsForAToolOnItsWay(t *testing.T) {
 	}
 }
 
+// wantCancelled waits for the tool whose context ending cause reports to
+// have been cancelled.
+func wantCancelled(t *testing.T, cause <-chan error) {
+	t.Helper()
+	select {
+	case err := <-cause:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("the tool's context ended with %v", err)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatal("the cancellation never reached the tool")
+	}
+}
+
 func TestClientCancellationReachesTheTool(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, Options{})
@@ -449,14 +463,7 @@ func TestClientCancellationReachesTheTool(t *testing.T) {
 		t.Fatalf("the call never reached the tool: %s", c.nextResponse().raw)
 	}
 	c.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": id, "reason": "user"}})
-	select {
-	case err := <-cause:
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("the tool's context ended with %v", err)
-		}
-	case <-time.After(waitTimeout):
-		t.Fatal("the cancellation never reached the tool")
-	}
+	wantCancelled(t, cause)
 	// The cancelled request gets no answer; the next one does.
 	pingID := c.request("ping", nil)
 	if m := c.nextResponse(); string(m.ID) != fmt.Sprint(pingID) {

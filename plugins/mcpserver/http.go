@@ -111,7 +111,7 @@ type HTTPHandler struct {
 	mcp      *server.StreamableHTTPServer
 	token    atomic.Pointer[[32]byte] // SHA-256 of the token; nil: none required
 	sessions *sessionTable
-	calls    fastCalls // the fast calls in flight (httpfast.go)
+	calls    httpCalls // the fast calls in flight (httpfast.go)
 }
 
 // SetToken changes the required token while the handler serves ("" for

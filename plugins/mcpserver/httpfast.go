@@ -35,7 +35,7 @@ import (
 //
 // The call then runs as serveFast runs it on stdio, in a context holding
 // the session, with a cancel function a later notifications/cancelled of
-// the session finds (fastCalls), as mcp-go's in-flight table would. What
+// the session finds (httpCalls), as mcp-go's in-flight table would. What
 // the call streams — relayed progress, log messages, a question — goes on
 // the POST's own stream (outcomeWriter), and the answer follows as the
 // stream's last event; otherwise the answer is one application/json body
@@ -78,10 +78,10 @@ func (s *streamSessions) initialized(id string) server.ClientSession {
 	return sess
 }
 
-// fastCalls are the fast calls in flight over HTTP, by session and
+// httpCalls are the fast calls in flight over HTTP, by session and
 // request id as mcp-go keys its own in-flight requests, so that a
 // notifications/cancelled ends them.
-type fastCalls struct {
+type httpCalls struct {
 	mu sync.Mutex
 	m  map[string]*context.CancelFunc
 }
@@ -90,7 +90,7 @@ type fastCalls struct {
 // float64) of session.
 func callKey(session string, id any) string { return fmt.Sprintf("%s:%v", session, id) }
 
-func (c *fastCalls) add(key string, cancel *context.CancelFunc) {
+func (c *httpCalls) add(key string, cancel *context.CancelFunc) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
@@ -99,7 +99,7 @@ func (c *fastCalls) add(key string, cancel *context.CancelFunc) {
 	c.m[key] = cancel
 }
 
-func (c *fastCalls) remove(key string, cancel *context.CancelFunc) {
+func (c *httpCalls) remove(key string, cancel *context.CancelFunc) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m[key] == cancel {
@@ -108,7 +108,7 @@ func (c *fastCalls) remove(key string, cancel *context.CancelFunc) {
 }
 
 // cancel ends the fast call of key, if one is in flight.
-func (c *fastCalls) cancel(key string) {
+func (c *httpCalls) cancel(key string) {
 	c.mu.Lock()
 	cancel := c.m[key]
 	delete(c.m, key)

@@ -103,6 +103,23 @@ func (a *answeringClient) note(n mcp.JSONRPCNotification) {
 	}
 }
 
+// askedClient connects an mcp-go client to r's gateway that answers every
+// question (a) and asked for log messages of level info; ctx bounds the
+// test's requests.
+func askedClient(t *testing.T, r *rig, http, legacy bool) (context.Context, *client.Client, *answeringClient) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	t.Cleanup(cancel)
+	a := &answeringClient{}
+	cl := connect(t, ctx, transportFor(t, r, http), legacy,
+		client.WithElicitationHandler(a), client.WithSamplingHandler(a), client.WithRootsHandler(a))
+	cl.OnNotification(a.note)
+	if err := cl.SetLevel(ctx, mcp.SetLevelRequest{Params: mcp.SetLevelParams{Level: mcp.LoggingLevelInfo}}); err != nil {
+		t.Fatalf("logging/setLevel: %v", err)
+	}
+	return ctx, cl, a
+}
+
 // transportFor returns a client transport to r's gateway: stdio through
 // pipes, or HTTP.
 func transportFor(t *testing.T, r *rig, http bool) transport.Interface {
@@ -179,15 +196,7 @@ func TestRelaysQuestionsAndNotifications(t *testing.T) {
 			t.Parallel()
 			r := newRig(t, Options{})
 			r.register(askingTool("ask_three"))
-			ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-			defer cancel()
-			a := &answeringClient{}
-			cl := connect(t, ctx, transportFor(t, r, tc.http), tc.legacy,
-				client.WithElicitationHandler(a), client.WithSamplingHandler(a), client.WithRootsHandler(a))
-			cl.OnNotification(a.note)
-			if err := cl.SetLevel(ctx, mcp.SetLevelRequest{Params: mcp.SetLevelParams{Level: mcp.LoggingLevelInfo}}); err != nil {
-				t.Fatalf("logging/setLevel: %v", err)
-			}
+			ctx, cl, a := askedClient(t, r, tc.http, tc.legacy)
 			res, err := callWithToken(ctx, cl, "ask_three", "client-token")
 			if err != nil {
 				t.Fatalf("tools/call: %v", err)
