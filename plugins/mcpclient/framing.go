@@ -235,6 +235,10 @@ func (f *lineFraming) writeNow() (int, error) {
 	return f.wrote, nil
 }
 
+// buffered reports whether a whole line is buffered behind the one Read
+// returned (rpc.dispatchRead). It runs on Read's goroutine.
+func (f *lineFraming) buffered() bool { return f.rd.buffered() }
+
 // Close runs the process's close ladder (process.close) and waits for the
 // framing's own goroutine. It is safe to call twice.
 func (f *lineFraming) Close() error {
@@ -253,6 +257,17 @@ type lineReader struct {
 	br       *bufio.Reader
 	partial  []byte // a line begun before an interruption, or longer than the buffer
 	skipping []byte // the start of an over-long line being consumed, or nil
+}
+
+// buffered reports whether a whole line is buffered, to be read without
+// waiting.
+func (r *lineReader) buffered() bool {
+	n := r.br.Buffered()
+	if n == 0 || r.partial != nil || r.skipping != nil {
+		return false
+	}
+	b, _ := r.br.Peek(n)
+	return bytes.IndexByte(b, '\n') >= 0
 }
 
 func newLineReader(r io.Reader, size int) *lineReader {

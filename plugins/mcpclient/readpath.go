@@ -73,12 +73,13 @@ func newReadPath(f framing) *readPath {
 func (r *rpc) readOne() error {
 	m, err := r.f.Read()
 	if err != nil {
+		r.burst.End()
 		if !errors.Is(err, errInterrupted) {
 			r.lose(err)
 		}
 		return err
 	}
-	r.dispatch(m)
+	r.dispatchRead(m)
 	return nil
 }
 
@@ -161,6 +162,7 @@ func (r *rpc) waitReading(ctx context.Context, key string, ch chan *inMsg) (*inM
 func (r *rpc) readOwn(ctx context.Context, ch chan *inMsg) (*inMsg, error) {
 	stop := context.AfterFunc(ctx, r.path.f.interrupt)
 	defer stop()
+	defer r.burst.End() // it stops reading: nothing held waits for the next reader
 	for {
 		select {
 		case resp := <-ch:

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/harness-go/harness/internal/jsonrpc"
+	"github.com/harness-go/harness/plugins/tools"
 )
 
 // serverRequestBound bounds the write of our answer to a server's request.
@@ -39,6 +40,12 @@ type rpc struct {
 	// notification of the server's, before it is handed on.
 	attach func(*inMsg)
 	path   *readPath // nil: the reader goroutine reads everything (readpath.go)
+	// burst is the burst of responses being read (dispatchRead): the
+	// results of started calls carry it, for their callers to write
+	// together. buffered reports whether a whole message is buffered
+	// behind the one just read; nil for a framing that cannot tell.
+	burst    tools.Burst
+	buffered func() bool
 
 	mu      sync.Mutex
 	pending map[string]chan *inMsg
@@ -81,6 +88,9 @@ func newRPC(f framing, log *slog.Logger, onNotify func(*inMsg), onRequest reques
 		done:      make(chan struct{}),
 		notes:     make(chan *inMsg, 64),
 		path:      newReadPath(f),
+	}
+	if b, ok := f.(interface{ buffered() bool }); ok {
+		r.buffered = b.buffered
 	}
 	r.workers.Add(2)
 	if r.path != nil {
@@ -274,11 +284,40 @@ func (r *rpc) readLoop() {
 	for {
 		m, err := r.f.Read()
 		if err != nil {
+			r.burst.End()
 			r.lose(err)
 			return
 		}
-		r.dispatch(m)
+		r.dispatchRead(m)
 	}
+}
+
+// dispatchRead dispatches a message just read. Responses with more
+// messages buffered behind them are a burst (tools.Burst): the answers
+// their callers write are held until the reader runs dry. A request or
+// notification of the server's ends the burst first: its handling may
+// wait, and what is held must not wait with it.
+func (r *rpc) dispatchRead(m *inMsg) {
+	more := r.buffered != nil && r.buffered()
+	switch {
+	case !m.isResponse():
+		r.burst.End()
+	case more:
+		r.burst.Begin()
+	}
+	r.dispatch(m)
+	if !more {
+		r.burst.End()
+	}
+}
+
+// resultBurst is the burst a started call's result carries, or nil when
+// the framing cannot tell what is buffered.
+func (r *rpc) resultBurst() *tools.Burst {
+	if r.buffered == nil {
+		return nil
+	}
+	return &r.burst
 }
 
 // dispatch routes one message: the one place where that happens.
@@ -455,6 +494,7 @@ func (r *rpc) lose(err error) {
 	for _, cb := range started {
 		cb(nil, err)
 	}
+	r.burst.End()
 }
 
 // Close ends the connection (for stdio: the close ladder) and waits for

@@ -59,8 +59,14 @@ func TestStdioStartedCalls(t *testing.T) {
 			continue
 		}
 		want := hx.Call(tc.name, tc.args)
-		if got := hx.start(bg, tc.name, tc.args); got.Text != want.Text || got.IsError != want.IsError || string(got.Raw) != string(want.Raw) {
+		got := hx.start(bg, tc.name, tc.args)
+		if got.Text != want.Text || got.IsError != want.IsError || string(got.Raw) != string(want.Raw) {
 			t.Errorf("%s started: %+v, want what Execute answers: %+v", tc.name, got, want)
+		}
+		// Over stdio, the result carries its connection's burst, for the
+		// caller to write with the others read at once (tools.Burst).
+		if got.Burst == nil {
+			t.Errorf("%s started: no burst with the result", tc.name)
 		}
 	}
 	if got := hx.start(tools.WithRawResult(bg), "mcp__srv__image", `{}`); got.Text != "" || !strings.Contains(string(got.Raw), `"type":"image"`) {

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/harness-go/harness/internal/proc"
 	"github.com/harness-go/harness/internal/testkit/hosttest"
 	"github.com/harness-go/harness/internal/testkit/testlog"
+	"github.com/harness-go/harness/plugins/tools"
 )
 
 // The stdio transport on its own, against servers written as shell scripts:
@@ -640,5 +642,80 @@ func TestStdioConnNotificationsBetweenCalls(t *testing.T) {
 		case <-time.After(waitTimeout):
 			t.Fatalf("the notification after call %d did not come", i)
 		}
+	}
+}
+
+// burstWrites is a caller of started requests that writes what their
+// results would make it write as a connection's caller does: held for the
+// result's burst (tools.Held), or now. writes gets each write, held ones
+// prefixed "flush:".
+type burstWrites struct {
+	mu     sync.Mutex
+	held   tools.Held
+	writes chan string
+}
+
+func (w *burstWrites) flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.writes <- "flush:" + string(w.held.Bytes())
+	w.held.Reset()
+}
+
+func (w *burstWrites) write(b *tools.Burst, s string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.held.Hold(b, w.flush, []byte(s)) {
+		w.writes <- string(w.held.Bytes()) + s
+		w.held.Reset()
+	}
+}
+
+// Responses read together are a burst: what their callers write is held
+// to its end — which comes before a message that is not a response is
+// handed on — and a response read alone is written at once.
+func TestStdioConnBurstOfResponses(t *testing.T) {
+	t.Parallel()
+	// One printf: one write, read at once.
+	c := startScript(t, `read a; read b; read c; printf '%s\n' '{"jsonrpc":"2.0","id":"a","result":{}}' '{"jsonrpc":"2.0","id":"b","result":{}}' \
+  '{"jsonrpc":"2.0","method":"notifications/message","params":{}}' '{"jsonrpc":"2.0","id":"c","result":{}}'
+exec cat >/dev/null`)
+	w := &burstWrites{writes: make(chan string, 8)}
+	for _, id := range []string{"a", "b", "c"} {
+		rid := json.RawMessage(`"` + id + `"`)
+		key := idKey(rid)
+		if !c.register(key, func(m *inMsg, err error) {
+			if err != nil {
+				t.Errorf("%s: %v", id, err)
+			}
+			w.write(c.resultBurst(), id)
+		}) {
+			t.Fatal("not registered")
+		}
+		if _, err := c.send(context.Background(), key, &outMsg{data: mustJSON(map[string]any{"jsonrpc": "2.0", "id": rid, "method": "x"}), id: rid, method: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-c.notes:
+	case <-time.After(waitTimeout):
+		t.Fatal("no notification")
+	}
+	// The notification was handed on after the burst before it ended.
+	select {
+	case got := <-w.writes:
+		if got != "flush:ab" {
+			t.Fatalf("first write %q, want a and b held, then flushed", got)
+		}
+	default:
+		t.Fatal("the notification was handed on before the burst before it ended")
+	}
+	select {
+	case got := <-w.writes:
+		if got != "c" {
+			t.Fatalf("second write %q, want c at once", got)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatal("c was not written")
 	}
 }

@@ -773,19 +773,25 @@ func (s *supervisor) starter(raw, public string) tools.Starter {
 			return false
 		}
 		timeout := s.config().toolCallTimeout()
+		// The result carries the burst its response was read in: the
+		// caller may write it out with the others (tools.Result.Burst).
+		burst := sess.r.resultBurst()
 		ok := sess.startCall(ctx, public, raw, tools.ObjectArgs(args), timeout, func(res json.RawMessage, err error) {
 			owner.callDone()
 			if err != nil {
-				done(tools.Result{}, owner.callError(ctx.Err() != nil, errors.Is(err, errCallTimedOut), raw, timeout, err))
+				done(tools.Result{Burst: burst}, owner.callError(ctx.Err() != nil, errors.Is(err, errCallTimedOut), raw, timeout, err))
 				return
 			}
 			if tools.WantsRawResult(ctx) {
 				if r, ok := rawOnly(res); ok {
+					r.Burst = burst
 					done(r, nil)
 					return
 				}
 			}
-			done(owner.result(res, raw))
+			r, err := owner.result(res, raw)
+			r.Burst = burst
+			done(r, err)
 		})
 		if !ok {
 			owner.callDone()

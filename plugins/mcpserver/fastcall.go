@@ -174,15 +174,16 @@ func (g *Gateway) serveFast(ctx context.Context, c fastCall) (answer []byte) {
 // result — for a server's tool, the one that read its response. No
 // goroutine waits for the call, and the one that read the request reads
 // on: the path of a call is that of a relay's bytes, parsed. It reports
-// false, and done is not called, when the call was not started.
-func (g *Gateway) startFast(ctx context.Context, c fastCall, done func(answer []byte)) bool {
+// false, and done is not called, when the call was not started. done's
+// burst is the result's (tools.Result.Burst): the answer may be held for it.
+func (g *Gateway) startFast(ctx context.Context, c fastCall, done func(answer []byte, b *tools.Burst)) bool {
 	o := outcomeOf(ctx)
 	f := &relay{g: g, req: ctx, caps: sessionCapabilities(ctx)}
 	started := g.reg.Start(tools.WithRawResult(tools.WithFront(ctx, f)), c.name, c.args, func(res tools.Result) {
 		if o != nil {
 			o.answered.Store(true) // what the call reports after its answer has nowhere to go
 		}
-		done(appendAnswer(make([]byte, 0, len(res.Raw)+len(res.Text)+64), c.id, res))
+		done(appendAnswer(make([]byte, 0, len(res.Raw)+len(res.Text)+64), c.id, res), res.Burst)
 	})
 	if started {
 		g.fastCalls.Add(1)

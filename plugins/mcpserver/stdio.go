@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/harness-go/harness/internal/jsonrpc"
+	"github.com/harness-go/harness/plugins/tools"
 )
 
 // MaxMessageBytes bounds one JSON-RPC message a client sends, over stdio
@@ -59,6 +60,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	base, cancelAll := context.WithCancelCause(g.mcp.WithContext(ctx, sess))
 	defer cancelAll(nil)
 	c.base = base
+	c.flushFn = c.flush
 	// Notifications (list_changed) are written as they come — but for a
 	// list_changed before the client's first tools/list was answered: what
 	// it lists then is the newest list already, and a client that connects
@@ -209,12 +211,16 @@ type stdioConn struct {
 	turn    chan struct{} // an idle worker takes the turn from here
 	quit    chan struct{} // closed when the connection ends: idle workers leave
 
-	// Answers are written by the goroutine that has them, one message per
-	// write, under wmu: no hand-off to a writer goroutine on the way out.
-	wmu    sync.Mutex
-	out    io.Writer
-	werr   error
-	failed chan struct{} // closed at the first failed write
+	// Answers are written by the goroutine that has them, under wmu: no
+	// hand-off to a writer goroutine on the way out. The answers of a burst
+	// of results (a server's connection read several at once) are held and
+	// written together at its end, by flush (tools.Burst).
+	wmu     sync.Mutex
+	out     io.Writer
+	werr    error
+	held    tools.Held
+	flushFn func()        // c.flush, made once: holding an answer allocates no closure
+	failed  chan struct{} // closed at the first failed write
 
 	mu       sync.Mutex
 	closing  bool                 // no new requests
@@ -400,7 +406,7 @@ func (c *stdioConn) serve(j job) {
 	} else if resp := o.rewrite(c.g.mcp.HandleMessage(ctx, j.line)); resp != nil {
 		answer = mustEncode(resp)
 	}
-	c.finish(j, answer)
+	c.finish(j, answer, nil)
 }
 
 // outcome is the context a request is served with: what its handler
@@ -421,12 +427,12 @@ func (c *stdioConn) start(j job) bool {
 		return false
 	}
 	ctx, _ := c.outcome(j)
-	return c.g.startFast(ctx, fc, func(answer []byte) { c.finish(j, answer) })
+	return c.g.startFast(ctx, fc, func(answer []byte, b *tools.Burst) { c.finish(j, answer, b) })
 }
 
 // finish ends a request: it is no longer in flight, and its answer, if
-// any, is written — unless the client cancelled it.
-func (c *stdioConn) finish(j job, answer []byte) {
+// any, is written (or held for burst b) — unless the client cancelled it.
+func (c *stdioConn) finish(j job, answer []byte, b *tools.Burst) {
 	defer c.handlers.Done()
 	c.mu.Lock()
 	if c.inflight[j.key] == j.req {
@@ -437,7 +443,7 @@ func (c *stdioConn) finish(j job, answer []byte) {
 	// A request the client cancelled gets no answer (the MCP specification
 	// asks so).
 	if answer != nil && !j.req.cancelled.Load() {
-		c.send(answer)
+		c.write(answer, b)
 	}
 }
 
@@ -455,14 +461,37 @@ func (c *stdioConn) fast(j job) (fastCall, bool) {
 	return fc, true
 }
 
-// send writes one message (a line, newline included). After a failed write
-// it writes nothing more.
-func (c *stdioConn) send(msg []byte) {
+// send writes one message (a line, newline included), after the answers
+// held for a burst. After a failed write it writes nothing more.
+func (c *stdioConn) send(msg []byte) { c.write(msg, nil) }
+
+// write writes msg, or holds it for burst b (tools.Burst); the answers
+// held go first.
+func (c *stdioConn) write(msg []byte, b *tools.Burst) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	if c.werr != nil {
+	if c.werr != nil || c.held.Hold(b, c.flushFn, msg) {
 		return
 	}
+	if held := c.held.Bytes(); len(held) > 0 {
+		msg = append(held, msg...)
+		defer c.held.Reset()
+	}
+	c.writeLocked(msg)
+}
+
+// flush writes the answers held for a burst, at its end.
+func (c *stdioConn) flush() {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if held := c.held.Bytes(); len(held) > 0 && c.werr == nil {
+		c.writeLocked(held)
+	}
+	c.held.Reset()
+}
+
+// writeLocked writes msg; wmu is held.
+func (c *stdioConn) writeLocked(msg []byte) {
 	if _, err := c.out.Write(msg); err != nil {
 		c.werr = fmt.Errorf("gateway: writing stdout: %w", err)
 		close(c.failed)

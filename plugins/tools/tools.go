@@ -49,6 +49,11 @@ type Result struct {
 	// the server answered, and usually for native tools (one may set it to
 	// answer more than text to MCP clients).
 	Raw json.RawMessage `json:"-"`
+	// Burst, on a result a [Starter] gives its done, is the burst of
+	// results the tool's connection is reading (more are buffered behind
+	// this one): a caller that writes the result out may hold the write
+	// until the burst ends ([Burst.Hold]). Nil: write it now.
+	Burst *Burst `json:"-"`
 }
 
 type rawKey struct{}
@@ -594,7 +599,13 @@ func (r *Registry) Start(ctx context.Context, name string, args json.RawMessage,
 		return false
 	}
 	var once sync.Once
-	finished := func(res Result, err error) { once.Do(func() { done(finish(res, err)) }) }
+	finished := func(res Result, err error) {
+		once.Do(func() {
+			out := finish(res, err)
+			out.Burst = res.Burst
+			done(out)
+		})
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			r.log.Error("a tool panicked", "tool", safe.Line(t.Name), "panic", fmt.Sprint(p), "stack", string(debug.Stack()))

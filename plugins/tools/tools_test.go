@@ -872,6 +872,30 @@ func TestStartWithoutStarter(t *testing.T) {
 	}
 }
 
+// The burst a Starter's result carries reaches done, whether the call
+// succeeded or failed (tools.Burst).
+func TestStartKeepsTheBurst(t *testing.T) {
+	t.Parallel()
+	r := tools.New()
+	var b tools.Burst
+	start := func(_ context.Context, args json.RawMessage, done func(tools.Result, error)) bool {
+		if string(args) == `{"fail":true}` {
+			done(tools.Result{Burst: &b}, errors.New("no"))
+		} else {
+			done(tools.Result{Text: "yes", Burst: &b}, nil)
+		}
+		return true
+	}
+	mustRegister(t, r, newFiber(t, "f"), tools.Tool{Name: "tool", Execute: says("x"), Start: start})
+	for _, args := range []string{`{}`, `{"fail":true}`} {
+		var got tools.Result
+		r.Start(context.Background(), "tool", json.RawMessage(args), func(res tools.Result) { got = res })
+		if got.Burst != &b || (args != `{}`) != got.IsError {
+			t.Fatalf("%s: %+v, want the burst with the result", args, got)
+		}
+	}
+}
+
 func TestExecuteResultJSON(t *testing.T) {
 	t.Parallel()
 	// Raw is for the gateway, never part of what call --json prints.
