@@ -75,11 +75,15 @@ func TestBurstsOverStdio(t *testing.T) {
 	out := make(writes, 64)
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- r.gw.ServeStdio(ctx, inR, out) }()
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		served <- r.gw.ServeStdio(ctx, inR, out)
+	}()
 	t.Cleanup(func() {
 		inW.Close()
 		cancel()
-		<-served
+		<-finished
 	})
 	send := func(lines ...string) {
 		t.Helper()
@@ -119,4 +123,29 @@ func TestBurstsOverStdio(t *testing.T) {
 	}
 	b.End()
 	out.none(t, "after the held answer went")
+
+	// At the end of stdin, an answer still held is written before
+	// ServeStdio returns.
+	send(call("9", "later"))
+	done9 := <-started
+	b.Begin()
+	done9(tools.Result{Text: "nine", Burst: &b}, nil)
+	inW.Close()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatal("ServeStdio did not return at the end of stdin")
+	}
+	select {
+	case w := <-out:
+		if got := ids(t, w); strings.Join(got, ",") != "9" {
+			t.Fatalf("at the end: answers %v, want 9", got)
+		}
+	default:
+		t.Fatal("ServeStdio returned with an answer held")
+	}
+	b.End()
 }

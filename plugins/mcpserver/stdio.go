@@ -107,6 +107,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	done := make(chan struct{})
 	go func() {
 		c.handlers.Wait()
+		c.flush()     // an answer held for a burst is written before the end
 		close(c.quit) // idle workers leave; the one reading leaves at the end of in
 		<-notesDone
 		close(done)
