@@ -284,8 +284,7 @@ func (r *rpc) readLoop() {
 	for {
 		m, err := r.f.Read()
 		if err != nil {
-			r.burst.End()
-			r.lose(err)
+			r.lose(err) // which ends the burst
 			return
 		}
 		r.dispatchRead(m)

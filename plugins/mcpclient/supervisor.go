@@ -721,12 +721,7 @@ func (s *supervisor) executor(raw, public string) tools.Executor {
 				res, err = sess.callTool(cctx, public, raw, tools.ObjectArgs(args))
 				owner.callDone()
 				if err == nil {
-					if tools.WantsRawResult(ctx) {
-						if r, ok := rawOnly(res); ok {
-							return r, nil
-						}
-					}
-					return owner.result(res, raw)
+					return owner.callResult(ctx, res, raw)
 				}
 				if nl, ok := s.needsLogin(err); ok {
 					// The model's words: it cannot log in, a person can.
@@ -782,14 +777,7 @@ func (s *supervisor) starter(raw, public string) tools.Starter {
 				done(tools.Result{Burst: burst}, owner.callError(ctx.Err() != nil, errors.Is(err, errCallTimedOut), raw, timeout, err))
 				return
 			}
-			if tools.WantsRawResult(ctx) {
-				if r, ok := rawOnly(res); ok {
-					r.Burst = burst
-					done(r, nil)
-					return
-				}
-			}
-			r, err := owner.result(res, raw)
+			r, err := owner.callResult(ctx, res, raw)
 			r.Burst = burst
 			done(r, err)
 		})
@@ -798,6 +786,18 @@ func (s *supervisor) starter(raw, public string) tools.Starter {
 		}
 		return ok
 	}
+}
+
+// callResult is what a call of tool raw answered res gives its caller: the
+// raw result alone when ctx asks for it and it can be passed on
+// (rawOnly), else the model's text.
+func (s *supervisor) callResult(ctx context.Context, res json.RawMessage, raw string) (tools.Result, error) {
+	if tools.WantsRawResult(ctx) {
+		if r, ok := rawOnly(res); ok {
+			return r, nil
+		}
+	}
+	return s.result(res, raw)
 }
 
 // rawOnly is a tools/call result for a caller that asked for the raw

@@ -91,7 +91,7 @@ type Held struct {
 
 // Hold appends msg to the held bytes when b holds the write — b already
 // holds them, or Hold registers flush with it — and reports whether it did.
-func (h *Held) Hold(b *Burst, flush func(), msg ...[]byte) bool {
+func (h *Held) Hold(b *Burst, flush func(), msg []byte) bool {
 	if b == nil {
 		return false
 	}
@@ -101,9 +101,7 @@ func (h *Held) Hold(b *Burst, flush func(), msg ...[]byte) bool {
 		}
 		h.by = b
 	}
-	for _, m := range msg {
-		h.buf = append(h.buf, m...)
-	}
+	h.buf = append(h.buf, msg...)
 	return true
 }
 

@@ -114,7 +114,6 @@ func TestBurstConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 	b.End()
-	w.flush()
 	if got := strings.Count(w.got(), "m"); got != 800 {
 		t.Fatalf("%d messages written, want 800", got)
 	}

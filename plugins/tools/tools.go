@@ -576,13 +576,14 @@ func (r *Registry) Execute(ctx context.Context, name string, args json.RawMessag
 	return finish(r.run(ctx, t, args))
 }
 
-// finish is what Execute makes of what a tool returned.
+// finish is what Execute and Start make of what a tool returned; the
+// burst a result was given in stays with it.
 func finish(res Result, err error) Result {
 	switch {
 	case err != nil:
-		return Result{Text: "Error: " + safe.Text(err.Error()), IsError: true}
+		return Result{Text: "Error: " + safe.Text(err.Error()), IsError: true, Burst: res.Burst}
 	case res.IsError:
-		return Result{Text: "Error: " + res.Text, IsError: true, Raw: res.Raw}
+		return Result{Text: "Error: " + res.Text, IsError: true, Raw: res.Raw, Burst: res.Burst}
 	}
 	return res
 }
@@ -599,13 +600,7 @@ func (r *Registry) Start(ctx context.Context, name string, args json.RawMessage,
 		return false
 	}
 	var once sync.Once
-	finished := func(res Result, err error) {
-		once.Do(func() {
-			out := finish(res, err)
-			out.Burst = res.Burst
-			done(out)
-		})
-	}
+	finished := func(res Result, err error) { once.Do(func() { done(finish(res, err)) }) }
 	defer func() {
 		if p := recover(); p != nil {
 			r.log.Error("a tool panicked", "tool", safe.Line(t.Name), "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
