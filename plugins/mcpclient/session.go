@@ -90,6 +90,7 @@ type session struct {
 
 	reinit   sync.Mutex // one re-initialization at a time
 	isModern atomic.Bool
+	timeouts deadlines // of the started calls (deadline.go)
 
 	mu      sync.Mutex // guards what follows
 	proto   string
@@ -618,7 +619,7 @@ func (s *session) startCall(ctx context.Context, public, name string, args json.
 	// Both are set before the request is registered, so that its callback
 	// can stop them; one that fires before the registration is caught
 	// after the send.
-	c.timer = time.AfterFunc(timeout, c.timedOut)
+	s.timeouts.add(&c.deadline, c, time.Now().Add(timeout))
 	c.stopCtx = context.AfterFunc(ctx, c.cancelled)
 	s.mu.Lock()
 	s.calls[c.key] = call
@@ -647,17 +648,18 @@ func (s *session) startCall(ctx context.Context, public, name string, args json.
 // methods, rather than closures over the call's variables: a started call
 // is the gateway's every call (fewer allocations each).
 type startedCall struct {
-	s       *session
-	ctx     context.Context
-	key     string
-	id      []byte
-	done    func(json.RawMessage, error)
-	timer   *time.Timer
-	stopCtx func() bool
-	expired atomic.Bool
+	s        *session
+	ctx      context.Context
+	key      string
+	id       []byte
+	done     func(json.RawMessage, error)
+	deadline deadline // in s.timeouts
+	stopCtx  func() bool
+	expired  atomic.Bool
 }
 
-func (c *startedCall) timedOut() {
+// expire is the call's timeout (session.timeouts).
+func (c *startedCall) expire() {
 	c.expired.Store(true)
 	c.giveUp(errCallTimedOut)
 }
@@ -692,16 +694,14 @@ func (c *startedCall) respond(resp *inMsg, err error) {
 	}
 }
 
-func (c *startedCall) finish() { c.s.finishCall(c.key, c.timer, c.stopCtx) }
-
-// finishCall forgets a started call: its entry among the calls in flight,
-// its timer and its hook on the caller's context.
-func (s *session) finishCall(key string, timer *time.Timer, stopCtx func() bool) {
-	s.mu.Lock()
-	delete(s.calls, key)
-	s.mu.Unlock()
-	timer.Stop()
-	stopCtx()
+// finish forgets the call: its entry among the calls in flight, its
+// deadline and its hook on the caller's context.
+func (c *startedCall) finish() {
+	c.s.mu.Lock()
+	delete(c.s.calls, c.key)
+	c.s.mu.Unlock()
+	c.s.timeouts.remove(&c.deadline)
+	c.stopCtx()
 }
 
 // toolCall is tools/call's params with the arguments kept raw.
@@ -1053,6 +1053,7 @@ func (s *session) rootsChanged() {
 
 // close ends the session and its connection (for stdio: the close ladder).
 func (s *session) close() error {
+	s.timeouts.stop()
 	s.mu.Lock()
 	if s.listen != nil {
 		s.listen()
