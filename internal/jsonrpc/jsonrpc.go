@@ -166,10 +166,34 @@ func AppendIDKey(dst, raw []byte) []byte {
 			return append(append(dst, "s:"...), s...)
 		}
 	}
+	if plainInteger(raw) {
+		// What the float's shortest spelling would be: an integer of at
+		// most 15 digits is one exactly, and is written as it came.
+		return append(append(dst, "n:"...), raw...)
+	}
 	if n, err := strconv.ParseFloat(string(raw), 64); err == nil {
 		return strconv.AppendFloat(append(dst, "n:"...), n, 'f', -1, 64)
 	}
 	return append(append(dst, "r:"...), raw...)
+}
+
+// plainInteger reports whether raw is an integer of 1 to 15 digits,
+// signed or not, without leading zeros: the ids clients send, and a float64
+// holds each exactly.
+func plainInteger(raw []byte) bool {
+	d := raw
+	if len(d) > 0 && d[0] == '-' {
+		d = d[1:]
+	}
+	if len(d) == 0 || len(d) > 15 || (d[0] == '0' && len(d) > 1) {
+		return false
+	}
+	for _, b := range d {
+		if b < '0' || b > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // PlainString returns the value of a JSON string that holds no escape, no

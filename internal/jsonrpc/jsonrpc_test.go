@@ -3,7 +3,9 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -97,6 +99,12 @@ func TestIDKey(t *testing.T) {
 		{`7.0`, "n:7"},
 		{`7e0`, "n:7"},
 		{`-1`, "n:-1"},
+		{`0`, "n:0"},
+		{`-0`, "n:-0"},
+		{`007`, "n:7"},
+		{`123456789012345`, "n:123456789012345"},
+		{`1234567890123456`, "n:1234567890123456"},
+		{`12345678901234567890`, "n:12345678901234567000"},
 		{`true`, "r:true"},
 		{`"unterminated`, `r:"unterminated`},
 		{"\"\xff\"", "s:\uFFFD"},
@@ -106,6 +114,31 @@ func TestIDKey(t *testing.T) {
 		}
 		if got := string(AppendIDKey([]byte("x"), []byte(tc.raw))); got != "x"+tc.want {
 			t.Errorf("AppendIDKey(x, %s) = %q, want %q", tc.raw, got, "x"+tc.want)
+		}
+	}
+}
+
+// An integer id is written as it came when that is what its float's
+// shortest spelling is: the two ways agree on every integer of up to 15
+// digits.
+func TestIDKeyOfIntegers(t *testing.T) {
+	t.Parallel()
+	slow := func(raw string) string {
+		n, err := strconv.ParseFloat(raw, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return "n:" + strconv.FormatFloat(n, 'f', -1, 64)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 20000 {
+		v := r.Int64N(1_000_000_000_000_000) >> (i % 50)
+		if i%2 == 1 {
+			v = -v
+		}
+		raw := strconv.FormatInt(v, 10)
+		if got, want := IDKey([]byte(raw)), slow(raw); got != want {
+			t.Fatalf("IDKey(%s) = %q, want %q", raw, got, want)
 		}
 	}
 }

@@ -316,3 +316,26 @@ func TestStartedCallsOverStdio(t *testing.T) {
 		t.Fatalf("after the end of stdin the client got answers to %q, want 5 only", ids)
 	}
 }
+
+// The methods a client sends at every turn are read without a copy: their
+// names are the ones decoding gives, and reading the envelope of a call
+// allocates nothing (not parallel: AllocsPerRun counts the whole process).
+func TestKnownMethods(t *testing.T) {
+	for _, m := range []string{"tools/call", "notifications/cancelled", "notifications/progress", "ping"} {
+		raw := []byte(`"` + m + `"`)
+		if got, ok := knownMethod(raw); !ok || got != m {
+			t.Errorf("knownMethod(%s) = %q, %v", raw, got, ok)
+		}
+	}
+	if _, ok := knownMethod([]byte(`"tools/list"`)); ok {
+		t.Error("knownMethod took a method it does not know")
+	}
+	line := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
+	if n := testing.AllocsPerRun(100, func() {
+		if _, method, _, err := envelope(line); err != nil || method != "tools/call" {
+			t.Fatalf("envelope: %q, %v", method, err)
+		}
+	}); n != 0 {
+		t.Errorf("reading the envelope of a call allocates %v times", n)
+	}
+}

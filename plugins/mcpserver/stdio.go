@@ -332,11 +332,15 @@ func envelope(line []byte) (id json.RawMessage, method string, params json.RawMe
 		if len(m.Method) == 0 {
 			return m.ID, "", m.Params, nil
 		}
+		if s, ok := knownMethod(m.Method); ok {
+			return m.ID, s, m.Params, nil
+		}
 		if s, ok := jsonrpc.PlainString(m.Method); ok {
 			return m.ID, s, m.Params, nil
 		}
-		if json.Unmarshal(m.Method, &method) == nil {
-			return m.ID, method, m.Params, nil
+		var s string // not the named result: its address would move it to the heap at every call
+		if json.Unmarshal(m.Method, &s) == nil {
+			return m.ID, s, m.Params, nil
 		}
 	}
 	var env struct {
@@ -348,6 +352,23 @@ func envelope(line []byte) (id json.RawMessage, method string, params json.RawMe
 		return nil, "", nil, err
 	}
 	return env.ID, env.Method, env.Params, nil
+}
+
+// knownMethod returns the name of the methods a client sends at every
+// turn without a copy of their bytes: a string made from bytes is an
+// allocation, at every call.
+func knownMethod(raw []byte) (string, bool) {
+	switch string(raw) {
+	case `"tools/call"`:
+		return string(mcp.MethodToolsCall), true
+	case `"notifications/cancelled"`:
+		return string(mcp.MethodNotificationCancelled), true
+	case `"notifications/progress"`:
+		return string(mcp.MethodNotificationProgress), true
+	case `"ping"`:
+		return string(mcp.MethodPing), true
+	}
+	return "", false
 }
 
 // handle takes one line, on the reading goroutine: a request is registered
