@@ -130,7 +130,8 @@ func decode(data []byte) (*inMsg, bool) {
 	if !validID(m.ID) || !structured(m.Params) {
 		return nil, false // JSON-RPC: an id is a string or a number, params are structured
 	}
-	out := &inMsg{ID: copyRaw(m.ID), Params: copyRaw(m.Params), Result: copyRaw(m.Result)}
+	out := &inMsg{}
+	out.ID, out.Params, out.Result = copyParts(m)
 	if len(m.Method) > 0 && string(m.Method) != "null" {
 		if s, ok := jsonrpc.PlainString(m.Method); ok {
 			out.Method = s
@@ -163,12 +164,25 @@ func structured(params json.RawMessage) bool {
 	return len(params) == 0 || params[0] == '{' || params[0] == '[' || string(params) == "null"
 }
 
-// copyRaw copies a value out of a buffer that is reused.
-func copyRaw(b json.RawMessage) json.RawMessage {
-	if len(b) == 0 {
-		return nil
+// copyParts copies the id, params and result of m out of the reader's
+// buffer, in one allocation: a response is read at every call. Each part's
+// capacity ends where it does, so that nothing appended to one writes over
+// the next.
+func copyParts(m jsonrpc.Message) (id, params, result json.RawMessage) {
+	n := len(m.ID) + len(m.Params) + len(m.Result)
+	if n == 0 {
+		return nil, nil, nil
 	}
-	return append(json.RawMessage(nil), b...)
+	buf := make([]byte, 0, n)
+	part := func(b []byte) json.RawMessage {
+		if len(b) == 0 {
+			return nil
+		}
+		start := len(buf)
+		buf = append(buf, b...)
+		return buf[start:len(buf):len(buf)]
+	}
+	return part(m.ID), part(m.Params), part(m.Result)
 }
 
 // dial opens a framing as cfg says: it starts a stdio server, or prepares

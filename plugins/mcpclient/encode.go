@@ -58,13 +58,52 @@ func appendRaw(b []byte, raw json.RawMessage) []byte {
 // appendRequest encodes a JSON-RPC request as encoding/json would: id is
 // an encoded id of ours, params an encoded object (nil: none).
 func appendRequest(b []byte, id json.RawMessage, method string, params json.RawMessage) ([]byte, error) {
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
-	b = append(b, `,"method":`...)
-	b = appendString(b, method)
+	b = appendRequestHead(b, id, method)
 	if params != nil {
 		b = append(b, `,"params":`...)
 		b = appendRaw(b, params)
 	}
 	return append(b, '}'), nil
+}
+
+// appendRequestHead appends the start of a request, up to its params.
+func appendRequestHead(b []byte, id json.RawMessage, method string) []byte {
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"method":`...)
+	return appendString(b, method)
+}
+
+// appendToolCallRequest appends a tools/call request as appendRequest
+// writes it with the params of legacyParams, in one buffer: a started call
+// is the gateway's every call.
+func appendToolCallRequest(b []byte, id json.RawMessage, tc toolCall, token string) []byte {
+	b = append(appendRequestHead(b, id, "tools/call"), `,"params":`...)
+	return append(appendToolCallParams(b, tc, progressMeta(token)), '}')
+}
+
+// appendToolCallParams appends tools/call's params, with meta (nil: none)
+// as its _meta, first.
+func appendToolCallParams(b []byte, tc toolCall, meta []byte) []byte {
+	b = append(b, '{')
+	if meta != nil {
+		b = append(append(append(b, `"_meta":`...), meta...), ',')
+	}
+	b = appendString(append(b, `"name":`...), tc.Name)
+	b = append(b, `,"arguments":`...)
+	if len(tc.Arguments) == 0 {
+		b = append(b, "null"...)
+	} else {
+		b = appendRaw(b, tc.Arguments)
+	}
+	return append(b, '}')
+}
+
+// progressMeta is the _meta of a request that asks for progress with token,
+// or nil for "".
+func progressMeta(token string) []byte {
+	if token == "" {
+		return nil
+	}
+	return append(appendString([]byte(`{"progressToken":`), token), '}')
 }

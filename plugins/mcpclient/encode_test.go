@@ -49,3 +49,31 @@ func TestAppendRequest(t *testing.T) {
 		}
 	}
 }
+
+// A started call's request, built in one buffer, is byte for byte the
+// request the general path builds: appendRequest with legacyParams.
+func TestToolCallRequestAsRequest(t *testing.T) {
+	t.Parallel()
+	id := json.RawMessage(`"h42"`)
+	for _, tc := range []struct {
+		name, args, token string
+	}{
+		{"echo", `{"message":"hi"}`, ""},
+		{"echo", `{"message":"hi"}`, "p7"},
+		{`odd "name"` + "\n", "{\n  \"a\": [1,\n 2]\n}", ""},
+		{"none", "", "p8"},
+	} {
+		call := toolCall{Name: tc.name, Arguments: json.RawMessage(tc.args)}
+		params, err := legacyParams(call, &callInfo{token: tc.token})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := appendRequest(nil, id, "tools/call", params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendToolCallRequest(nil, id, call, tc.token); string(got) != string(want) {
+			t.Errorf("%q, token %q:\n got %s\nwant %s", tc.name, tc.token, got, want)
+		}
+	}
+}

@@ -49,10 +49,10 @@ type rpc struct {
 
 	mu      sync.Mutex
 	pending map[string]chan *inMsg
-	started map[string]func(*inMsg, error) // requests nobody waits for (register)
-	serving map[string]*served             // the server's requests being answered, by id key
-	lost    error                          // why the connection ended; set once
-	done    chan struct{}                  // closed when it ends
+	started map[string]responder // requests nobody waits for (register)
+	serving map[string]*served   // the server's requests being answered, by id key
+	lost    error                // why the connection ended; set once
+	done    chan struct{}        // closed when it ends
 
 	notes     chan *inMsg
 	workers   sync.WaitGroup
@@ -83,7 +83,7 @@ func newRPC(f framing, log *slog.Logger, onNotify func(*inMsg), onRequest reques
 		onNotify:  onNotify,
 		onRequest: onRequest,
 		pending:   map[string]chan *inMsg{},
-		started:   map[string]func(*inMsg, error){},
+		started:   map[string]responder{},
 		serving:   map[string]*served{},
 		done:      make(chan struct{}),
 		notes:     make(chan *inMsg, 64),
@@ -156,11 +156,21 @@ func (r *rpc) call(ctx context.Context, m *outMsg) (*inMsg, error) {
 	}
 }
 
+// responder is what takes the response of a request nobody waits for
+// (register): an interface rather than a func, so that a started call
+// registers itself without a closure.
+type responder interface{ respond(*inMsg, error) }
+
+// respondFunc is a func as a responder.
+type respondFunc func(*inMsg, error)
+
+func (f respondFunc) respond(m *inMsg, err error) { f(m, err) }
+
 // register records a request nobody will wait for: cb gets its response
 // (or the error that ended the connection) on the goroutine that reads it,
 // exactly once — unless abandon takes the request back first. It reports
 // false when the connection has ended. send then writes the request.
-func (r *rpc) register(key string, cb func(*inMsg, error)) bool {
+func (r *rpc) register(key string, cb responder) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.lost != nil {
@@ -208,7 +218,7 @@ func (r *rpc) abandon(key string) bool {
 }
 
 // takeStarted removes and returns the callback of a started request.
-func (r *rpc) takeStarted(key []byte) func(*inMsg, error) {
+func (r *rpc) takeStarted(key []byte) responder {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	cb := r.started[string(key)]
@@ -250,7 +260,7 @@ func (r *rpc) failPending(key string, resp *inMsg) {
 		return
 	}
 	if cb := r.takeStarted([]byte(key)); cb != nil {
-		cb(answer(resp))
+		cb.respond(answer(resp))
 	}
 }
 
@@ -352,7 +362,7 @@ func (r *rpc) dispatch(m *inMsg) {
 			return
 		}
 		if cb := r.takeStarted(key); cb != nil {
-			cb(answer(m))
+			cb.respond(answer(m))
 			return
 		}
 		r.log.Debug("a response to no request in flight; ignored", "id", string(m.ID))
@@ -484,14 +494,14 @@ func (r *rpc) lose(err error) {
 	r.lost = err
 	clear(r.pending)
 	started := r.started
-	r.started = map[string]func(*inMsg, error){}
+	r.started = map[string]responder{}
 	if r.path != nil {
 		r.path.started.Store(0)
 	}
 	close(r.done)
 	r.mu.Unlock()
 	for _, cb := range started {
-		cb(nil, err)
+		cb.respond(nil, err)
 	}
 	r.burst.End()
 }

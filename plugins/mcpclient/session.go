@@ -602,33 +602,31 @@ func (s *session) startCall(ctx context.Context, public, name string, args json.
 	if s.modern() || s.http != nil || s.r.path == nil {
 		return false
 	}
-	call := &callInfo{ctx: ctx, tool: public}
+	// The call's parts live in one value (startedCall): its info, its id,
+	// its message.
+	c := &startedCall{s: s, ctx: ctx, done: done}
+	c.info = callInfo{ctx: ctx, tool: public}
 	if tools.OffersOf(ctx).Progress {
-		call.token = "p" + strconv.FormatInt(s.ids.Add(1), 10)
+		c.info.token = "p" + strconv.FormatInt(s.ids.Add(1), 10)
 	}
-	params, err := legacyParams(toolCall{Name: name, Arguments: args}, call)
-	if err != nil {
-		return false
-	}
-	id := append(strconv.AppendInt([]byte(`"h`), s.ids.Add(1), 10), '"')
-	data, err := appendRequest(make([]byte, 0, 128+len(params)), id, string(mcp.MethodToolsCall), params)
-	if err != nil {
-		return false
-	}
-	c := &startedCall{s: s, ctx: ctx, key: idKey(id), id: id, done: done}
+	c.id = append(strconv.AppendInt(append(c.idBuf[:0], `"h`...), s.ids.Add(1), 10), '"')
+	c.key = idKey(c.id)
+	tc := toolCall{Name: name, Arguments: args}
+	c.out = outMsg{id: c.id, method: string(mcp.MethodToolsCall),
+		data: appendToolCallRequest(make([]byte, 0, 96+len(c.info.token)+len(name)+len(args)), c.id, tc, c.info.token)}
 	// Both are set before the request is registered, so that its callback
 	// can stop them; one that fires before the registration is caught
 	// after the send.
 	s.timeouts.add(&c.deadline, c, time.Now().Add(timeout))
 	c.stopCtx = context.AfterFunc(ctx, c.cancelled)
 	s.mu.Lock()
-	s.calls[c.key] = call
+	s.calls[c.key] = &c.info
 	s.mu.Unlock()
-	if !s.r.register(c.key, c.respond) {
+	if !s.r.register(c.key, c) {
 		c.finish()
 		return false
 	}
-	if taken, err := s.r.send(ctx, c.key, &outMsg{data: data, id: id, method: string(mcp.MethodToolsCall)}); err != nil {
+	if taken, err := s.r.send(ctx, c.key, &c.out); err != nil {
 		if taken {
 			c.finish()
 		}
@@ -650,8 +648,11 @@ func (s *session) startCall(ctx context.Context, public, name string, args json.
 type startedCall struct {
 	s        *session
 	ctx      context.Context
+	info     callInfo // in s.calls
 	key      string
-	id       []byte
+	id       []byte   // in idBuf
+	idBuf    [24]byte // "h" and 20 digits, quoted
+	out      outMsg
 	done     func(json.RawMessage, error)
 	deadline deadline // in s.timeouts
 	stopCtx  func() bool
@@ -819,8 +820,8 @@ func (s *session) otherVersion(rpc *RPCError) string {
 // one.
 func legacyParams(params any, call *callInfo) (json.RawMessage, error) {
 	var meta []byte
-	if call != nil && call.token != "" {
-		meta = append(appendString(append(meta, `{"progressToken":`...), call.token), '}')
+	if call != nil {
+		meta = progressMeta(call.token)
 	}
 	return encodeParams(params, meta)
 }
@@ -829,19 +830,7 @@ func legacyParams(params any, call *callInfo) (json.RawMessage, error) {
 // tools/call's params, the usual request, are encoded without reflection.
 func encodeParams(params any, meta []byte) (json.RawMessage, error) {
 	if tc, ok := params.(toolCall); ok {
-		b := make([]byte, 0, 32+len(meta)+len(tc.Name)+len(tc.Arguments))
-		b = append(b, '{')
-		if meta != nil {
-			b = append(append(append(b, `"_meta":`...), meta...), ',')
-		}
-		b = appendString(append(b, `"name":`...), tc.Name)
-		b = append(b, `,"arguments":`...)
-		if len(tc.Arguments) == 0 {
-			b = append(b, "null"...)
-		} else {
-			b = appendRaw(b, tc.Arguments)
-		}
-		return append(b, '}'), nil
+		return appendToolCallParams(make([]byte, 0, 32+len(meta)+len(tc.Name)+len(tc.Arguments)), tc, meta), nil
 	}
 	b, err := json.Marshal(params)
 	if err != nil {

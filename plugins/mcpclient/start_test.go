@@ -191,3 +191,27 @@ func TestStartedCallsOnlyWhereNobodyWaits(t *testing.T) {
 		})
 	}
 }
+
+// A started call is the gateway's every call: its allocations in this
+// process, the registry's and the test's own closure included, stay few
+// (12 when this was written; the bound leaves room for a runtime's
+// difference). Not parallel: AllocsPerRun counts the whole process.
+func TestStartedCallAllocations(t *testing.T) {
+	hx := newHarness(t)
+	hx.mustLoad(yml(hx.stdio("a", "srv", nil, "--only", "echo")))
+	hx.wantState("a", host.Ready)
+	got := make(chan tools.Result, 1)
+	ctx := tools.WithRawResult(context.Background())
+	args := json.RawMessage(`{"message":"hi"}`)
+	n := testing.AllocsPerRun(500, func() {
+		if !hx.Tools.Start(ctx, "mcp__srv__echo", args, func(r tools.Result) { got <- r }) {
+			t.Fatal("not started")
+		}
+		if r := <-got; r.IsError {
+			t.Fatalf("the call failed: %+v", r)
+		}
+	})
+	if n > 14 {
+		t.Errorf("a started call allocates %v times, want at most 14", n)
+	}
+}

@@ -684,12 +684,12 @@ exec cat >/dev/null`)
 	for _, id := range []string{"a", "b", "c"} {
 		rid := json.RawMessage(`"` + id + `"`)
 		key := idKey(rid)
-		if !c.register(key, func(m *inMsg, err error) {
+		if !c.register(key, respondFunc(func(m *inMsg, err error) {
 			if err != nil {
 				t.Errorf("%s: %v", id, err)
 			}
 			w.write(c.resultBurst(), id)
-		}) {
+		})) {
 			t.Fatal("not registered")
 		}
 		if _, err := c.send(context.Background(), key, &outMsg{data: mustJSON(map[string]any{"jsonrpc": "2.0", "id": rid, "method": "x"}), id: rid, method: "x"}); err != nil {
