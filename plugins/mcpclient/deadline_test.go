@@ -1,6 +1,9 @@
 package mcpclient
 
 import (
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -80,5 +83,78 @@ func TestDeadlines(t *testing.T) {
 	case name := <-got:
 		t.Fatalf("%q expired after stop", name)
 	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+// counted counts its expiries, and says each on events.
+type counted struct {
+	n      atomic.Int32
+	events chan<- struct{}
+}
+
+func (c *counted) expire() { c.n.Add(1); c.events <- struct{}{} }
+
+// Under calls added and removed from many goroutines while the timer
+// fires: a call that remove took out never expires, every other expires
+// exactly once, and the queue ends empty.
+func TestDeadlinesConcurrent(t *testing.T) {
+	t.Parallel()
+	var q deadlines
+	const workers, each = 8, 200
+	events := make(chan struct{}, workers*each)
+	type call struct {
+		d       deadline
+		c       counted
+		removed bool
+	}
+	calls := make([][]*call, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(w), 7))
+			for i := range each {
+				c := &call{c: counted{events: events}}
+				q.add(&c.d, &c.c, time.Now().Add(time.Duration(r.IntN(20))*time.Millisecond))
+				if i%2 == 0 {
+					c.removed = q.remove(&c.d)
+				}
+				calls[w] = append(calls[w], c)
+			}
+		}()
+	}
+	wg.Wait()
+	want := 0
+	for _, cs := range calls {
+		for _, c := range cs {
+			if !c.removed {
+				want++
+			}
+		}
+	}
+	for range want {
+		select {
+		case <-events:
+		case <-time.After(waitTimeout):
+			t.Fatalf("fewer than %d calls expired", want)
+		}
+	}
+	for _, cs := range calls {
+		for _, c := range cs {
+			expiries := int32(1)
+			if c.removed {
+				expiries = 0
+			}
+			if n := c.c.n.Load(); n != expiries {
+				t.Fatalf("a call (removed: %v) expired %d times, want %d", c.removed, n, expiries)
+			}
+		}
+	}
+	q.mu.Lock()
+	empty := q.head == nil && q.tail == nil
+	q.mu.Unlock()
+	if !empty {
+		t.Error("the queue is not empty after every call expired or was removed")
 	}
 }
