@@ -158,6 +158,14 @@ func TestFastCallOverHTTP(t *testing.T) {
 // in the session (a list_changed broadcast) makes the next call mcp-go's,
 // which writes it on the call's stream before the answer; the call after
 // takes the fast path again.
+//
+// mcp-go's POST handling can lose the notification itself: its forwarder
+// goroutine may take it off the channel just before the handler drains the
+// channel and ends the stream, and then drops it (it sees the stream done;
+// mark3labs/mcp-go#969, open). That race is mcp-go's, not the fast path's; what the fast path owes is to
+// leave the call to mcp-go while the notification waits. So the answer must
+// be the call's, the notification, when it is on the stream, must come
+// first, and the channel must be empty afterwards either way.
 func TestFastCallOverHTTPLeavesQueuedNotifications(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, Options{})
@@ -172,10 +180,16 @@ func TestFastCallOverHTTPLeavesQueuedNotifications(t *testing.T) {
 	pollFor(t, "the list_changed to wait in the session", func() bool { return len(sess.NotificationChannel()) > 0 })
 	calls := r.gw.fastCalls.Load()
 	got := s.post(callBody("2", "echo", ""))
-	if r.gw.fastCalls.Load() != calls || got.contentType != "text/event-stream" ||
-		!strings.Contains(got.body, "notifications/tools/list_changed") || !strings.Contains(got.body, `"text":"hi"`) ||
-		strings.Index(got.body, "list_changed") > strings.Index(got.body, `"text":"hi"`) {
+	notified := strings.Index(got.body, "notifications/tools/list_changed")
+	if r.gw.fastCalls.Load() != calls || !strings.Contains(got.body, `"text":"hi"`) ||
+		(notified >= 0 && (got.contentType != "text/event-stream" || notified > strings.Index(got.body, `"text":"hi"`))) {
 		t.Fatalf("the call after a list change (fast calls %d → %d): %+v", calls, r.gw.fastCalls.Load(), got)
+	}
+	if notified < 0 {
+		t.Logf("mcp-go's forwarder dropped the list_changed (its race, see above): %+v", got)
+	}
+	if n := len(sess.NotificationChannel()); n != 0 {
+		t.Fatalf("%d notifications still wait in the session after mcp-go served the call", n)
 	}
 	got = s.post(callBody("3", "echo", ""))
 	if r.gw.fastCalls.Load() != calls+1 || got.status != 200 || got.body != `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"hi"}]}}`+"\n" {
