@@ -82,6 +82,7 @@ done <<'TARGETS'
 ./plugins/mcpclient FuzzPublicName
 ./plugins/mcpclient FuzzMapResult
 ./internal/jsonrpc FuzzScanMessage
+./internal/jsonrpc FuzzValid
 ./internal/mcpdemo FuzzEvaluate
 ./plugins/agent FuzzRawString
 TARGETS

@@ -1,7 +1,7 @@
 // Package jsonrpc reads JSON-RPC messages the fast way: the top level of a
 // message without decoding its values, the keys and elements of a value
-// without decoding theirs, and request ids compared as JSON-RPC means them.
-// Both the MCP client's stdio transport and the gateway's read every message
+// without decoding theirs, request ids compared as JSON-RPC means them, and
+// whether bytes are JSON at all (Valid). Both the MCP client's stdio transport and the gateway's read every message
 // through it; the gateway's fast path of a call reads its request and its
 // result with EachKey and EachElement.
 package jsonrpc

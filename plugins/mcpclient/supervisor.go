@@ -808,7 +808,7 @@ func (s *supervisor) callResult(ctx context.Context, res json.RawMessage, raw st
 // that the caller can decode what it gets; any other result is mapped as
 // for the model, which says what is wrong with it.
 func rawOnly(raw json.RawMessage) (_ tools.Result, ok bool) {
-	if !json.Valid(raw) { // the read path does not validate what it skips
+	if !jsonrpc.Valid(raw) { // the read path does not validate what it skips
 		return tools.Result{}, false
 	}
 	var isError, content bool

@@ -47,7 +47,7 @@ type fastCall struct {
 // case that encoding/json would match — sends the request to mcp-go.
 func parseFastCall(line []byte) (fastCall, bool) {
 	var c fastCall
-	if !json.Valid(line) {
+	if !jsonrpc.Valid(line) {
 		return c, false
 	}
 	var jsonrpcOK, methodOK, paramsOK bool
@@ -251,7 +251,7 @@ func appendTextResult(dst []byte, text string, isError bool) []byte {
 // another type, a key in another case, a repeated key, an isError that is
 // not a boolean), and for invalid JSON.
 func appendRawResult(dst []byte, raw json.RawMessage) (_ []byte, ok bool) {
-	if !json.Valid(raw) {
+	if !jsonrpc.Valid(raw) {
 		return dst, false
 	}
 	var content, isError, structured []byte

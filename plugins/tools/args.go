@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"path"
+
+	"github.com/harness-go/harness/internal/jsonrpc"
 )
 
 // ObjectArgs returns args as a tool takes them: the JSON object, trimmed,
@@ -12,7 +14,7 @@ import (
 // user about text that is not JSON at all check it first.
 func ObjectArgs(args json.RawMessage) json.RawMessage {
 	trimmed := bytes.TrimSpace(args)
-	if len(trimmed) > 0 && trimmed[0] == '{' && json.Valid(trimmed) {
+	if len(trimmed) > 0 && trimmed[0] == '{' && jsonrpc.Valid(trimmed) {
 		return trimmed
 	}
 	return json.RawMessage("{}")
