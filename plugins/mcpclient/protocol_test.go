@@ -314,9 +314,19 @@ func TestRootsAreLive(t *testing.T) {
 	if hx.status("r").PID != pid {
 		t.Fatal("an edit of roots restarted the server")
 	}
-	data, _ := os.ReadFile(logPath)
-	if !strings.Contains(string(data), `"notifications/roots/list_changed"`) {
-		t.Fatalf("the server was not told the roots changed:\n%s", data)
+	// The notification goes on a goroutine of its own (supervisor: "tell the
+	// server of the new roots"), and the fixture logs what it received: a
+	// poll with a deadline.
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		data, _ := os.ReadFile(logPath)
+		if strings.Contains(string(data), `"notifications/roots/list_changed"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server was not told the roots changed:\n%s", data)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	hx.mustLoad(yml(entry(nil)))
 	hx.WaitEntry("r", waitTimeout, "a new server", func(e host.EntryStatus) bool {
