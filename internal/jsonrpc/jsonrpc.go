@@ -60,18 +60,11 @@ func Scan(line []byte) (m Message, ok bool) {
 		case "error":
 			m.Error = v
 		}
-		i = skipSpace(line, vEnd)
-		if i >= len(line) {
-			return m, false
+		next, more, end := afterMember(line, skipSpace(line, vEnd), '}')
+		if !more {
+			return m, end && skipSpace(line, next) == len(line)
 		}
-		switch line[i] {
-		case ',':
-			i = skipSpace(line, i+1)
-		case '}':
-			return m, skipSpace(line, i+1) == len(line)
-		default:
-			return m, false
-		}
+		i = skipSpace(line, next)
 	}
 	return m, false
 }
@@ -86,6 +79,22 @@ func skipSpace(b []byte, i int) int {
 		i++
 	}
 	return i
+}
+
+// afterMember reads the byte at b[i], the first after a member of an
+// object or an element of an array and its white space: a comma (more:
+// the next member starts after it, at next), the closer (end: next is
+// just after it), or anything else (neither: the value is malformed).
+func afterMember(b []byte, i int, closer byte) (next int, more, end bool) {
+	if i < len(b) {
+		switch b[i] {
+		case ',':
+			return i + 1, true, false
+		case closer:
+			return i + 1, false, true
+		}
+	}
+	return i, false, false
 }
 
 // skipString returns the index after the string starting at b[i] (a quote),
@@ -263,18 +272,11 @@ func EachKey(obj []byte, f func(key, v []byte) bool) bool {
 		if vEnd < 0 || !f(key, obj[i:vEnd]) {
 			return false
 		}
-		i = skipSpace(obj, vEnd)
-		if i >= len(obj) {
-			return false
+		next, more, end := afterMember(obj, skipSpace(obj, vEnd), '}')
+		if !more {
+			return end
 		}
-		switch obj[i] {
-		case ',':
-			i = skipSpace(obj, i+1)
-		case '}':
-			return true
-		default:
-			return false
-		}
+		i = skipSpace(obj, next)
 	}
 	return false
 }
@@ -296,18 +298,11 @@ func EachElement(arr []byte, f func(v []byte) bool) bool {
 		if end < 0 || !f(arr[i:end]) {
 			return false
 		}
-		i = skipSpace(arr, end)
-		if i >= len(arr) {
-			return false
+		next, more, closed := afterMember(arr, skipSpace(arr, end), ']')
+		if !more {
+			return closed
 		}
-		switch arr[i] {
-		case ',':
-			i = skipSpace(arr, i+1)
-		case ']':
-			return true
-		default:
-			return false
-		}
+		i = skipSpace(arr, next)
 	}
 	return false
 }

@@ -27,9 +27,9 @@ func validValue(b []byte, i, depth int) (int, bool) {
 	case c == '"':
 		return validString(b, i)
 	case c == '{':
-		return validObject(b, i, depth+1)
+		return validContainer(b, i, depth+1, '}')
 	case c == '[':
-		return validArray(b, i, depth+1)
+		return validContainer(b, i, depth+1, ']')
 	case c == '-' || (c >= '0' && c <= '9'):
 		return validNumber(b, i)
 	case c == 't':
@@ -123,70 +123,38 @@ func digits(b []byte, i int) int {
 	return i
 }
 
-// validObject checks the object starting at b[i] (a brace).
-func validObject(b []byte, i, depth int) (int, bool) {
+// validContainer checks the object or array starting at b[i] (its opening
+// brace or bracket; closer is the byte that ends it).
+func validContainer(b []byte, i, depth int, closer byte) (int, bool) {
 	if depth > maxDepth {
 		return i, false
 	}
 	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
+	if i < len(b) && b[i] == closer {
 		return i + 1, true
 	}
 	for {
-		if i >= len(b) || b[i] != '"' {
-			return i, false
-		}
 		var ok bool
-		if i, ok = validString(b, i); !ok {
-			return i, false
-		}
-		i = skipSpace(b, i)
-		if i >= len(b) || b[i] != ':' {
-			return i, false
-		}
-		if i, ok = validValue(b, skipSpace(b, i+1), depth); !ok {
-			return i, false
-		}
-		i = skipSpace(b, i)
-		if i >= len(b) {
-			return i, false
-		}
-		switch b[i] {
-		case ',':
+		if closer == '}' { // a member's key and colon
+			if i >= len(b) || b[i] != '"' {
+				return i, false
+			}
+			if i, ok = validString(b, i); !ok {
+				return i, false
+			}
+			i = skipSpace(b, i)
+			if i >= len(b) || b[i] != ':' {
+				return i, false
+			}
 			i = skipSpace(b, i+1)
-		case '}':
-			return i + 1, true
-		default:
-			return i, false
 		}
-	}
-}
-
-// validArray checks the array starting at b[i] (a bracket).
-func validArray(b []byte, i, depth int) (int, bool) {
-	if depth > maxDepth {
-		return i, false
-	}
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == ']' {
-		return i + 1, true
-	}
-	for {
-		var ok bool
 		if i, ok = validValue(b, i, depth); !ok {
 			return i, false
 		}
-		i = skipSpace(b, i)
-		if i >= len(b) {
-			return i, false
+		next, more, end := afterMember(b, skipSpace(b, i), closer)
+		if !more {
+			return next, end
 		}
-		switch b[i] {
-		case ',':
-			i = skipSpace(b, i+1)
-		case ']':
-			return i + 1, true
-		default:
-			return i, false
-		}
+		i = skipSpace(b, next)
 	}
 }
