@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // appendString appends s as a JSON string. Text that is not valid UTF-8
@@ -78,7 +80,7 @@ func appendRequestHead(b []byte, id json.RawMessage, method string) []byte {
 // writes it with the params of legacyParams, in one buffer: a started call
 // is the gateway's every call.
 func appendToolCallRequest(b []byte, id json.RawMessage, tc toolCall, token string) []byte {
-	b = append(appendRequestHead(b, id, "tools/call"), `,"params":`...)
+	b = append(appendRequestHead(b, id, string(mcp.MethodToolsCall)), `,"params":`...)
 	return append(appendToolCallParams(b, tc, progressMeta(token)), '}')
 }
 
