@@ -162,10 +162,11 @@ func TestFastCallOverHTTP(t *testing.T) {
 // mcp-go's POST handling can lose the notification itself: its forwarder
 // goroutine may take it off the channel just before the handler drains the
 // channel and ends the stream, and then drops it (it sees the stream done;
-// mark3labs/mcp-go#969, open). That race is mcp-go's, not the fast path's; what the fast path owes is to
-// leave the call to mcp-go while the notification waits. So the answer must
-// be the call's, the notification, when it is on the stream, must come
-// first, and the channel must be empty afterwards either way.
+// mark3labs/mcp-go#969, open). That race is mcp-go's, not the fast path's;
+// what the fast path owes is to leave the call to mcp-go while the
+// notification waits. So the answer must be the call's, the notification,
+// when it is on the stream, must come first, and the channel must be empty
+// afterwards either way.
 func TestFastCallOverHTTPLeavesQueuedNotifications(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, Options{})
