@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -20,8 +21,32 @@ func checkScan(t *testing.T, line []byte) {
 	trimmed := bytes.TrimLeft(line, " \t\r\n")
 	valid := len(trimmed) > 0 && trimmed[0] == '{' && json.Unmarshal(line, &obj) == nil && json.Unmarshal(line, &want) == nil
 	got, ok := Scan(line)
+	// ScanValid is Scan and Valid at once.
+	gotValid, okValid := ScanValid(line)
+	if okValid != (ok && Valid(line)) {
+		t.Fatalf("ScanValid(%q) ok = %v; Scan says %v, Valid %v", line, okValid, ok, Valid(line))
+	}
+	if okValid && !reflect.DeepEqual(gotValid, got) {
+		t.Fatalf("ScanValid(%q) = %+v, Scan %+v", line, gotValid, got)
+	}
 	if !valid {
 		return // the slow path decides (and rejects) what is not JSON
+	}
+	if keys := topKeys(t, line); ok {
+		exact := true
+		count := map[string]int{}
+		for _, k := range keys {
+			count[k]++
+			switch k {
+			case "jsonrpc", "id", "method", "params", "result", "error":
+				exact = exact && count[k] == 1
+			default:
+				exact = false
+			}
+		}
+		if got.Exact != exact {
+			t.Fatalf("Scan(%q).Exact = %v, the keys %q", line, got.Exact, keys)
+		}
 	}
 	if !ok {
 		// Keys with escapes are left to the slow path; nothing else is.
@@ -53,7 +78,36 @@ func checkScan(t *testing.T, line []byte) {
 	}
 }
 
+// topKeys returns the keys of the object line, in order, duplicates kept.
+func topKeys(t *testing.T, line []byte) []string {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if _, err := dec.Token(); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k.(string))
+	}
+	return keys
+}
+
 var scanCases = []string{
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{},"Method":"x"}`,
+	`{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping","extra":[1,{"a":"\u00e9"}]}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":tru}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":"\x"}}`,
+	`{"jsonrpc":"2.0","id":1} x`,
+	`{} x`,
 	`{"jsonrpc":"2.0","id":"h1","result":{"content":[{"type":"text","text":"a \"q\" {[}]"}]}}`,
 	`{ "result" : [1, {"a":[2]}], "id" : 7 , "jsonrpc":"2.0" }`,
 	`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`,
@@ -73,9 +127,9 @@ func TestScanMessage(t *testing.T) {
 	for _, c := range scanCases {
 		checkScan(t, []byte(c))
 	}
-	m, ok := Scan([]byte(scanCases[0]))
+	m, ok := Scan([]byte(scanCases[7]))
 	if !ok || string(m.ID) != `"h1"` || m.Method != nil || !bytes.HasPrefix(m.Result, []byte(`{"content"`)) {
-		t.Fatalf("Scan: %q %v", m, ok)
+		t.Fatalf("Scan: %+v %v", m, ok)
 	}
 }
 

@@ -3,9 +3,10 @@ package jsonrpc
 // Valid reports whether b is one JSON value, with white space around it
 // allowed: what encoding/json.Valid reports, for every input (FuzzValid),
 // in about a quarter of its time (BenchmarkValid: 97 against 345 ns for a
-// call's request line). A gateway's call is validated four times on its
-// way — the request line, its arguments, the server's result, and the
-// result again as it is written out — so its cost is paid at every call.
+// call's request line). A gateway's call is validated three times on its
+// way — the request line as it is scanned (ScanValid, arguments and all),
+// the server's result, and the result again as it is written out — so its
+// cost is paid at every call.
 //
 // As encoding/json does, it takes any byte from 0x20 up inside a string
 // (invalid UTF-8 is the decoder's to replace), and refuses values nested

@@ -46,40 +46,22 @@ type fastCall struct {
 // key — _meta, task, requestState, inputResponses, a key spelled in another
 // case that encoding/json would match — sends the request to mcp-go.
 func parseFastCall(line []byte) (fastCall, bool) {
-	var c fastCall
-	if !jsonrpc.Valid(line) {
-		return c, false
+	m, ok := jsonrpc.ScanValid(line)
+	if !ok {
+		return fastCall{}, false
 	}
-	var jsonrpcOK, methodOK, paramsOK bool
-	ok := jsonrpc.EachKey(line, func(key, v []byte) bool {
-		switch string(key) {
-		case "jsonrpc":
-			if jsonrpcOK || string(v) != `"2.0"` {
-				return false
-			}
-			jsonrpcOK = true
-		case "id":
-			if c.id != nil || !fastID(v) {
-				return false
-			}
-			c.id = v
-		case "method":
-			if methodOK || string(v) != `"tools/call"` {
-				return false
-			}
-			methodOK = true
-		case "params":
-			if paramsOK {
-				return false
-			}
-			paramsOK = parseFastParams(v, &c)
-			return paramsOK
-		default:
-			return false
-		}
-		return true
-	})
-	if !ok || !jsonrpcOK || !methodOK || !paramsOK || c.id == nil {
+	return parseFastMessage(m)
+}
+
+// parseFastMessage is parseFastCall of a line jsonrpc.ScanValid read (and
+// so validated): the reader of stdio reads each line once.
+func parseFastMessage(m jsonrpc.Message) (fastCall, bool) {
+	if !m.Exact || string(m.JSONRPC) != `"2.0"` || string(m.Method) != `"tools/call"` || m.Params == nil ||
+		m.Result != nil || m.Error != nil || m.ID == nil || !fastID(m.ID) {
+		return fastCall{}, false
+	}
+	c := fastCall{id: m.ID}
+	if !parseFastParams(m.Params, &c) {
 		return fastCall{}, false
 	}
 	return c, true
@@ -317,7 +299,7 @@ func knownBlock(block []byte) bool {
 		if !bytes.EqualFold(key, []byte("type")) {
 			return true
 		}
-		if string(key) != "type" || typed || len(v) < 2 || v[0] != '"' || !jsonrpc.PlainBody(v[1:len(v)-1]) || !knownBlocks[string(v[1:len(v)-1])] {
+		if string(key) != "type" || typed || len(v) < 2 || v[0] != '"' || !knownBlocks[string(v[1:len(v)-1])] {
 			return false
 		}
 		typed = true
@@ -328,36 +310,59 @@ func knownBlock(block []byte) bool {
 
 // appendCompactHTML appends the valid JSON src without the whitespace
 // between its tokens, with <, >, &, U+2028 and U+2029 escaped: what
-// encoding/json writes for a json.Marshaler's output.
+// encoding/json writes for a json.Marshaler's output. Runs of bytes that
+// need nothing are copied whole; a table says, for the bytes inside a
+// string and for those outside, which do.
 func appendCompactHTML(dst, src []byte) []byte {
 	const hex = "0123456789abcdef"
 	inString := false
 	start := 0
 	for i := 0; i < len(src); i++ {
 		c := src[i]
+		if !compactStops[b2i(inString)][c] {
+			continue
+		}
 		switch {
 		case c == '<' || c == '>' || c == '&':
 			dst = append(dst, src[start:i]...)
 			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
 			start = i + 1
-		case c == 0xE2 && i+2 < len(src) && src[i+1] == 0x80 && src[i+2]&^1 == 0xA8:
-			dst = append(dst, src[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[src[i+2]&0xF])
-			i += 2
-			start = i + 1
-		case inString:
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
+		case c == 0xE2:
+			if i+2 < len(src) && src[i+1] == 0x80 && src[i+2]&^1 == 0xA8 {
+				dst = append(dst, src[start:i]...)
+				dst = append(dst, '\\', 'u', '2', '0', '2', hex[src[i+2]&0xF])
+				i += 2
+				start = i + 1
 			}
+		case c == '\\':
+			i++ // inside a string: the escaped byte is taken as it is
 		case c == '"':
-			inString = true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			inString = !inString
+		default: // white space between tokens
 			dst = append(dst, src[start:i]...)
 			start = i + 1
 		}
 	}
 	return append(dst, src[start:]...)
+}
+
+// compactStops are the bytes appendCompactHTML looks at: [0] outside a
+// string (white space, the quote that opens one), [1] inside (the quote
+// and backslash, the characters escaped for HTML, the first byte of
+// U+2028 and U+2029). A table, read only.
+var compactStops = func() (t [2][256]bool) {
+	for _, c := range []byte(" \t\n\r\"") {
+		t[0][c] = true
+	}
+	for _, c := range []byte("\"\\<>&\xe2") {
+		t[1][c] = true
+	}
+	return t
+}()
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

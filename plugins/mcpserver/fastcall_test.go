@@ -332,7 +332,7 @@ func TestKnownMethods(t *testing.T) {
 	}
 	line := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
 	if n := testing.AllocsPerRun(100, func() {
-		if _, method, _, err := envelope(line); err != nil || method != "tools/call" {
+		if _, method, valid, err := envelope(line); err != nil || !valid || method != "tools/call" {
 			t.Fatalf("envelope: %q, %v", method, err)
 		}
 	}); n != 0 {

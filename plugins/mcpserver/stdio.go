@@ -324,23 +324,24 @@ func (c *stdioConn) yield() {
 	}
 }
 
-// envelope is what the reader needs of a message: its id, method and
-// params, read without decoding the rest (jsonrpc.Scan); a line the fast
-// path does not take is decoded, and err says why it is not JSON-RPC.
-func envelope(line []byte) (id json.RawMessage, method string, params json.RawMessage, err error) {
-	if m, ok := jsonrpc.Scan(line); ok {
+// envelope is what the reader needs of a message: its top level, read
+// once and validated on the way (jsonrpc.ScanValid; valid says so, and then
+// m is all of it), and its method as a string. A line the scan does not
+// take is decoded, and err says why it is not JSON-RPC.
+func envelope(line []byte) (m jsonrpc.Message, method string, valid bool, err error) {
+	if m, ok := jsonrpc.ScanValid(line); ok {
 		if len(m.Method) == 0 {
-			return m.ID, "", m.Params, nil
+			return m, "", true, nil
 		}
 		if s, ok := knownMethod(m.Method); ok {
-			return m.ID, s, m.Params, nil
+			return m, s, true, nil
 		}
 		if s, ok := jsonrpc.PlainString(m.Method); ok {
-			return m.ID, s, m.Params, nil
+			return m, s, true, nil
 		}
 		var s string // not the named result: its address would move it to the heap at every call
 		if json.Unmarshal(m.Method, &s) == nil {
-			return m.ID, s, m.Params, nil
+			return m, s, true, nil
 		}
 	}
 	var env struct {
@@ -349,9 +350,9 @@ func envelope(line []byte) (id json.RawMessage, method string, params json.RawMe
 		Params json.RawMessage `json:"params"`
 	}
 	if err := json.Unmarshal(line, &env); err != nil {
-		return nil, "", nil, err
+		return jsonrpc.Message{}, "", false, err
 	}
-	return env.ID, env.Method, env.Params, nil
+	return jsonrpc.Message{ID: env.ID, Params: env.Params}, env.Method, false, nil
 }
 
 // knownMethod returns the name of the methods a client sends at every
@@ -379,7 +380,8 @@ func (c *stdioConn) handle(ctx context.Context, line []byte) (j job, isRequest, 
 	if len(line) == 0 {
 		return job{}, false, true
 	}
-	id, method, params, err := envelope(line)
+	m, method, valid, err := envelope(line)
+	id, params := m.ID, m.Params
 	if err != nil {
 		c.send(mustEncode(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.PARSE_ERROR, "Parse error: "+err.Error(), nil)))
 		return job{}, false, true
@@ -399,7 +401,11 @@ func (c *stdioConn) handle(ctx context.Context, line []byte) (j job, isRequest, 
 		c.inflight[key] = req
 		c.handlers.Add(1)
 		c.mu.Unlock()
-		return job{ctx: rctx, line: line, key: key, req: req}, true, true
+		j = job{ctx: rctx, line: line, key: key, req: req}
+		if valid && method == string(mcp.MethodToolsCall) {
+			j.call, j.fast = parseFastMessage(m)
+		}
+		return j, true, true
 	case method == string(mcp.MethodNotificationCancelled):
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`
@@ -440,6 +446,8 @@ type job struct {
 	line []byte
 	key  string
 	req  *inflight
+	call fastCall // the call, when fast: parseFastMessage took it
+	fast bool
 }
 
 // serve runs one request and writes its answer.
@@ -496,14 +504,10 @@ func (c *stdioConn) finish(j job, answer []byte, b *tools.Burst) {
 // a tools/call of an initialized session, for a tool the served list of
 // mode full holds, that parseFastCall takes.
 func (c *stdioConn) fast(j job) (fastCall, bool) {
-	if j.req.method != string(mcp.MethodToolsCall) || !c.sess.Initialized() {
+	if !j.fast || !c.sess.Initialized() || !c.g.servesFast(j.call.name) {
 		return fastCall{}, false
 	}
-	fc, ok := parseFastCall(j.line)
-	if !ok || !c.g.servesFast(fc.name) {
-		return fastCall{}, false
-	}
-	return fc, true
+	return j.call, true
 }
 
 // send writes one message (a line, newline included), after the answers

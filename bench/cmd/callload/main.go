@@ -2,7 +2,10 @@
 // requests and reports, for each, the calls per second and the CPU the
 // server process itself spent per call (its utime and stime from /proc,
 // children excluded): how the gateway's own cost is compared between
-// builds, next to a relay (docs/benchmarks.md). The commands run in turn,
+// builds, next to a relay (docs/benchmarks.md). It also reports the CPU per
+// call of the whole tree (the process and the servers it runs) and of the
+// client: with two cores, the throughput follows their sum, and a middle
+// may change what the server behind it spends. The commands run in turn,
 // round after round, so that a noisy machine weighs on each alike:
 //
 //	go run ./bench/cmd/callload -alternate 8 \
@@ -42,7 +45,9 @@ type target struct {
 // round is what one round of calls measured.
 type round struct {
 	callsPerSec float64
-	cpuPerCall  time.Duration
+	cpuPerCall  time.Duration // the process's own
+	treePerCall time.Duration // the process's and its descendants'
+	selfPerCall time.Duration // the client's (this process)
 }
 
 func main() {
@@ -81,18 +86,19 @@ func main() {
 				os.Exit(1)
 			}
 			for _, r := range got {
-				fmt.Fprintf(os.Stderr, "%-40s %8.0f calls/s %6.1f µs/call\n", strings.Join(t.args, " "), r.callsPerSec, float64(r.cpuPerCall)/1e3)
+				fmt.Fprintf(os.Stderr, "%-40s %8.0f calls/s %6.1f µs/call (tree %.1f, client %.1f)\n", strings.Join(t.args, " "), r.callsPerSec,
+					float64(r.cpuPerCall)/1e3, float64(r.treePerCall)/1e3, float64(r.selfPerCall)/1e3)
 			}
 			results[i] = append(results[i], got...)
 		}
 	}
 	fmt.Printf("%d callers, %d calls a round, %d rounds per command\n", *callers, *calls, len(results[0]))
-	fmt.Printf("%-40s %10s %12s %10s %10s\n", "command", "calls/s", "CPU µs/call", "calls/s ×", "CPU ×")
+	fmt.Printf("%-40s %10s %12s %10s %10s %10s %10s\n", "command", "calls/s", "CPU µs/call", "calls/s ×", "CPU ×", "tree µs", "client µs")
 	base := mean(results[0])
 	for i, t := range targets {
 		m := mean(results[i])
-		fmt.Printf("%-40s %10.0f %12.1f %10.2f %10.2f\n", strings.Join(t.args, " "), m.callsPerSec, float64(m.cpuPerCall)/1e3,
-			m.callsPerSec/base.callsPerSec, float64(m.cpuPerCall)/float64(base.cpuPerCall))
+		fmt.Printf("%-40s %10.0f %12.1f %10.2f %10.2f %10.1f %10.1f\n", strings.Join(t.args, " "), m.callsPerSec, float64(m.cpuPerCall)/1e3,
+			m.callsPerSec/base.callsPerSec, float64(m.cpuPerCall)/float64(base.cpuPerCall), float64(m.treePerCall)/1e3, float64(m.selfPerCall)/1e3)
 	}
 }
 
@@ -101,6 +107,8 @@ func mean(rs []round) round {
 	for _, r := range rs {
 		m.callsPerSec += r.callsPerSec / float64(len(rs))
 		m.cpuPerCall += r.cpuPerCall / time.Duration(len(rs))
+		m.treePerCall += r.treePerCall / time.Duration(len(rs))
+		m.selfPerCall += r.selfPerCall / time.Duration(len(rs))
 	}
 	return m
 }
@@ -236,6 +244,7 @@ func (c *client) round(pid int, tool string, callers, calls int) (round, error) 
 	if err != nil {
 		return round{}, err
 	}
+	tree0, self0 := treeTime(pid), selfTime()
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i := range callers {
@@ -260,8 +269,36 @@ func (c *client) round(pid int, tool string, callers, calls int) (round, error) 
 	if err != nil {
 		return round{}, err
 	}
-	n := per * callers
-	return round{callsPerSec: float64(n) / elapsed.Seconds(), cpuPerCall: (cpu1 - cpu0) / time.Duration(n)}, nil
+	tree1, self1 := treeTime(pid), selfTime()
+	n := time.Duration(per * callers)
+	return round{callsPerSec: float64(n) / elapsed.Seconds(), cpuPerCall: (cpu1 - cpu0) / n,
+		treePerCall: (tree1 - tree0) / n, selfPerCall: (self1 - self0) / n}, nil
+}
+
+// treeTime is the CPU time process pid and its live descendants have
+// spent (/proc/<pid>/task/<tid>/children); a process that went away
+// counts nothing.
+func treeTime(pid int) time.Duration {
+	t, _ := cpuTime(pid)
+	tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	for _, task := range tasks {
+		b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + task.Name() + "/children")
+		for _, f := range strings.Fields(string(b)) {
+			if child, err := strconv.Atoi(f); err == nil {
+				t += treeTime(child)
+			}
+		}
+	}
+	return t
+}
+
+// selfTime is the CPU time this process has spent.
+func selfTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // idOf reads the integer id of an answer.
