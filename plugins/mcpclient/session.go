@@ -618,7 +618,7 @@ func (s *session) startCall(ctx context.Context, public, name string, args json.
 	// can stop them; one that fires before the registration is caught
 	// after the send.
 	s.timeouts.add(&c.deadline, c, time.Now().Add(timeout))
-	c.stopCtx = context.AfterFunc(ctx, c.cancelled)
+	c.stopCtx = afterFunc(ctx, c.cancelled)
 	s.mu.Lock()
 	s.calls[c.key] = &c.info
 	s.mu.Unlock()
@@ -639,6 +639,17 @@ func (s *session) startCall(ctx context.Context, public, name string, args json.
 		c.giveUp(context.Cause(ctx))
 	}
 	return true
+}
+
+// afterFunc is context.AfterFunc(ctx, f), through ctx's own AfterFunc
+// method when it has one (the gateway's stdio requests do): what
+// context.AfterFunc calls in the end, without the context of its own it
+// makes for each call.
+func afterFunc(ctx context.Context, f func()) (stop func() bool) {
+	if a, ok := ctx.(interface{ AfterFunc(func()) func() bool }); ok {
+		return a.AfterFunc(f)
+	}
+	return context.AfterFunc(ctx, f)
 }
 
 // startedCall is a call startCall started: what its three ends — its

@@ -160,8 +160,16 @@ func (g *Gateway) serveFast(ctx context.Context, c fastCall) (answer []byte) {
 // burst is the result's (tools.Result.Burst): the answer may be held for it.
 func (g *Gateway) startFast(ctx context.Context, c fastCall, done func(answer []byte, b *tools.Burst)) bool {
 	o := outcomeOf(ctx)
-	f := &relay{g: g, req: ctx, caps: sessionCapabilities(ctx)}
-	started := g.reg.Start(tools.WithRawResult(tools.WithFront(ctx, f)), c.name, c.args, func(res tools.Result) {
+	var cctx context.Context
+	if r, ok := ctx.(*request); ok {
+		// A stdio request carries its call's values itself (request).
+		r.front = relay{g: g, req: r, caps: sessionCapabilities(r)}
+		r.call = tools.CallValues{Front: &r.front, RawResult: true}
+		cctx = r
+	} else {
+		cctx = tools.WithRawResult(tools.WithFront(ctx, &relay{g: g, req: ctx, caps: sessionCapabilities(ctx)}))
+	}
+	started := g.reg.Start(cctx, c.name, c.args, func(res tools.Result) {
 		if o != nil {
 			o.answered.Store(true) // what the call reports after its answer has nowhere to go
 		}

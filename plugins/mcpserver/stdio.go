@@ -49,7 +49,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 		readErr:  make(chan error, 1),
 		out:      out,
 		failed:   make(chan struct{}),
-		inflight: map[string]*inflight{},
+		inflight: map[string]*request{},
 		eof:      make(chan struct{}),
 		turn:     make(chan struct{}),
 		quit:     make(chan struct{}),
@@ -63,6 +63,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	defer cancelAll(nil)
 	c.base = base
 	c.flushFn = c.flush
+	c.streamFn = c.stream
 	// Notifications (list_changed) are written as they come — but for a
 	// list_changed before the client's first tools/list was answered: what
 	// it lists then is the newest list already, and a client that connects
@@ -103,6 +104,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	c.mu.Unlock()
 	if result != nil || ctx.Err() != nil {
 		cancelAll(errors.New("the connection ended"))
+		c.endAll()
 	} else {
 		c.endStreams()
 	}
@@ -192,13 +194,6 @@ func (s *stdioSession) SetClientCapabilities(caps mcp.ClientCapabilities) {
 	s.caps = caps
 }
 
-// inflight is a request being served.
-type inflight struct {
-	method    string
-	cancel    context.CancelFunc
-	cancelled atomic.Bool // by the client's notifications/cancelled
-}
-
 type stdioConn struct {
 	g        *Gateway
 	sess     *stdioSession
@@ -222,13 +217,14 @@ type stdioConn struct {
 	wmu     sync.Mutex
 	out     io.Writer
 	werr    error
-	held    tools.Held
-	flushFn func()        // c.flush, made once: holding an answer allocates no closure
+	held     tools.Held
+	flushFn  func()             // c.flush, made once: holding an answer allocates no closure
+	streamFn func([]byte) bool // c.stream, made once: each request's outcome writes with it
 	failed  chan struct{} // closed at the first failed write
 
 	mu       sync.Mutex
 	closing  bool                 // no new requests
-	inflight map[string]*inflight // by the request id's JSON
+	inflight map[string]*request // by the request id's JSON
 	eof      chan struct{}        // closed when reading ends: no answer comes any more
 	eofOnce  sync.Once
 }
@@ -390,18 +386,16 @@ func (c *stdioConn) handle(ctx context.Context, line []byte) (j job, isRequest, 
 	switch {
 	case isRequest:
 		key := jsonrpc.IDKey(id)
-		rctx, cancel := context.WithCancel(ctx)
-		req := &inflight{method: method, cancel: cancel}
+		req := newRequest(c, method)
 		c.mu.Lock()
 		if c.closing {
 			c.mu.Unlock()
-			cancel()
 			return job{}, false, false
 		}
 		c.inflight[key] = req
 		c.handlers.Add(1)
 		c.mu.Unlock()
-		j = job{ctx: rctx, line: line, key: key, req: req}
+		j = job{line: line, key: key, req: req}
 		if valid && method == string(mcp.MethodToolsCall) {
 			j.call, j.fast = parseFastMessage(m)
 		}
@@ -416,7 +410,7 @@ func (c *stdioConn) handle(ctx context.Context, line []byte) (j job, isRequest, 
 			c.mu.Unlock()
 			if req != nil {
 				req.cancelled.Store(true)
-				req.cancel()
+				req.end()
 			}
 		}
 	case method != "":
@@ -435,17 +429,30 @@ func (c *stdioConn) endStreams() {
 	defer c.mu.Unlock()
 	for _, req := range c.inflight {
 		if req.method == string(mcp.MethodSubscriptionsListen) {
-			req.cancel()
+			req.end()
 		}
+	}
+}
+
+// endAll ends every request in flight, when the connection ends early
+// (request, rule 1).
+func (c *stdioConn) endAll() {
+	c.mu.Lock()
+	reqs := make([]*request, 0, len(c.inflight))
+	for _, req := range c.inflight {
+		reqs = append(reqs, req)
+	}
+	c.mu.Unlock()
+	for _, req := range reqs {
+		req.end()
 	}
 }
 
 // job is one request for a worker.
 type job struct {
-	ctx  context.Context
 	line []byte
 	key  string
-	req  *inflight
+	req  *request // and its context
 	call fastCall // the call, when fast: parseFastMessage took it
 	fast bool
 }
@@ -465,10 +472,16 @@ func (c *stdioConn) serve(j job) {
 // outcome is the context a request is served with: what its handler
 // streams (a question to the client) is written on the connection.
 func (c *stdioConn) outcome(j job) (context.Context, *outcome) {
-	ctx, o := withOutcome(j.ctx)
-	o.stream = func(msg []byte) bool { c.send(append(msg, '\n')); return true }
+	o := &j.req.outcome
+	o.stream = c.streamFn
 	o.gone = c.eof
-	return ctx, o
+	return j.req, o
+}
+
+// stream writes a notification of a request on the connection.
+func (c *stdioConn) stream(msg []byte) bool {
+	c.send(append(msg, '\n'))
+	return true
 }
 
 // start starts a fast call whose tool can run it without anyone waiting
@@ -492,7 +505,7 @@ func (c *stdioConn) finish(j job, answer []byte, b *tools.Burst) {
 		delete(c.inflight, j.key)
 	}
 	c.mu.Unlock()
-	j.req.cancel()
+	j.req.end()
 	// A request the client cancelled gets no answer (the MCP specification
 	// asks so).
 	if answer != nil && !j.req.cancelled.Load() {

@@ -74,6 +74,33 @@ func WantsRawResult(ctx context.Context) bool {
 	return v
 }
 
+// CallValues are the values a call's context gives this package — its
+// front ([WithFront]) and whether it wants the Raw result alone
+// ([WithRawResult]) — for a caller whose context is a type of its own: one
+// value per call, where a chain of context.WithValue costs an allocation
+// for each. Its Value method asks Lookup first. The gateway's stdio
+// requests are such contexts.
+type CallValues struct {
+	Front     Front
+	RawResult bool
+}
+
+// Lookup returns what a context carrying v answers for key, and whether v
+// answers it at all (when not, the context asks its parent).
+func (v *CallValues) Lookup(key any) (any, bool) {
+	switch key.(type) {
+	case frontKey:
+		if v.Front != nil {
+			return v.Front, true
+		}
+	case rawKey:
+		if v.RawResult {
+			return true, true
+		}
+	}
+	return nil, false
+}
+
 // A Starter starts one call and returns at once, without waiting for its
 // result: done gets it later, exactly once, on whatever goroutine has it
 // (it must not block). ok false means the tool cannot start this call
