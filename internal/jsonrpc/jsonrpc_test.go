@@ -3,8 +3,8 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
-	"reflect"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strconv"
 	"testing"

@@ -36,14 +36,14 @@ type request struct {
 	cancelled atomic.Bool // by the client's notifications/cancelled
 
 	outcome outcome
-	front   relay             // the call's front, for a fast call
-	call    tools.CallValues  // what the fast call's context says to its tool
-	first   afterEnd          // the first AfterFunc, without an allocation
-	mu      sync.Mutex        // guards what follows
-	err     error             // why it ended; nil while it runs
-	done    chan struct{}     // made by Done, closed at the end
-	afters  []*afterEnd       // the AfterFuncs not yet run nor stopped
-	afterOf [1]*afterEnd      // afters' first backing array
+	front   relay            // the call's front, for a fast call
+	call    tools.CallValues // what the fast call's context says to its tool
+	first   afterEnd         // the first AfterFunc, without an allocation
+	mu      sync.Mutex       // guards what follows
+	err     error            // why it ended; nil while it runs
+	done    chan struct{}    // made by Done, closed at the end
+	afters  []*afterEnd      // the AfterFuncs not yet run nor stopped
+	afterOf [1]*afterEnd     // afters' first backing array
 }
 
 var _ context.Context = (*request)(nil)

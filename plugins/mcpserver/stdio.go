@@ -214,18 +214,18 @@ type stdioConn struct {
 	// hand-off to a writer goroutine on the way out. The answers of a burst
 	// of results (a server's connection read several at once) are held and
 	// written together at its end, by flush (tools.Burst).
-	wmu     sync.Mutex
-	out     io.Writer
-	werr    error
+	wmu      sync.Mutex
+	out      io.Writer
+	werr     error
 	held     tools.Held
-	flushFn  func()             // c.flush, made once: holding an answer allocates no closure
+	flushFn  func()            // c.flush, made once: holding an answer allocates no closure
 	streamFn func([]byte) bool // c.stream, made once: each request's outcome writes with it
-	failed  chan struct{} // closed at the first failed write
+	failed   chan struct{}     // closed at the first failed write
 
 	mu       sync.Mutex
-	closing  bool                 // no new requests
+	closing  bool                // no new requests
 	inflight map[string]*request // by the request id's JSON
-	eof      chan struct{}        // closed when reading ends: no answer comes any more
+	eof      chan struct{}       // closed when reading ends: no answer comes any more
 	eofOnce  sync.Once
 }
 
