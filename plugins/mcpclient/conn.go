@@ -62,6 +62,9 @@ type inMsg struct {
 	// the server's belongs to, set as it is read (rpc.attach): by the time
 	// it is handled, the call may have ended.
 	call *callInfo
+	// parts holds ID, Params and Result when they fit (copyParts): a
+	// response read at every call is then one allocation.
+	parts [160]byte
 }
 
 // wireError is a JSON-RPC error object.
@@ -131,7 +134,7 @@ func decode(data []byte) (*inMsg, bool) {
 		return nil, false // JSON-RPC: an id is a string or a number, params are structured
 	}
 	out := &inMsg{}
-	out.ID, out.Params, out.Result = copyParts(m)
+	out.ID, out.Params, out.Result = copyParts(m, out.parts[:0])
 	if len(m.Method) > 0 && string(m.Method) != "null" {
 		if s, ok := jsonrpc.PlainString(m.Method); ok {
 			out.Method = s
@@ -165,15 +168,18 @@ func structured(params json.RawMessage) bool {
 }
 
 // copyParts copies the id, params and result of m out of the reader's
-// buffer, in one allocation: a response is read at every call. Each part's
+// buffer into buf when they fit in its capacity, else in one allocation: a
+// response is read at every call. Each part's
 // capacity ends where it does, so that nothing appended to one writes over
 // the next.
-func copyParts(m jsonrpc.Message) (id, params, result json.RawMessage) {
+func copyParts(m jsonrpc.Message, buf []byte) (id, params, result json.RawMessage) {
 	n := len(m.ID) + len(m.Params) + len(m.Result)
 	if n == 0 {
 		return nil, nil, nil
 	}
-	buf := make([]byte, 0, n)
+	if cap(buf) < n {
+		buf = make([]byte, 0, n)
+	}
 	part := func(b []byte) json.RawMessage {
 		if len(b) == 0 {
 			return nil

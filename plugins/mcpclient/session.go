@@ -613,7 +613,7 @@ func (s *session) startCall(ctx context.Context, public, name string, args json.
 	c.key = idKey(c.id)
 	tc := toolCall{Name: name, Arguments: args}
 	c.out = outMsg{id: c.id, method: string(mcp.MethodToolsCall),
-		data: appendToolCallRequest(make([]byte, 0, 96+len(c.info.token)+len(name)+len(args)), c.id, tc, c.info.token)}
+		data: appendToolCallRequest(c.dataBuf[:0], c.id, tc, c.info.token)}
 	// Both are set before the request is registered, so that its callback
 	// can stop them; one that fires before the registration is caught
 	// after the send.
@@ -664,6 +664,7 @@ type startedCall struct {
 	id       []byte   // in idBuf
 	idBuf    [24]byte // "h" and 20 digits, quoted
 	out      outMsg
+	dataBuf  [192]byte // out's data, when it fits: the line is copied as it is written
 	done     func(json.RawMessage, error)
 	deadline deadline // in s.timeouts
 	stopCtx  func() bool

@@ -152,14 +152,14 @@ func (g *Gateway) serveFast(ctx context.Context, c fastCall) (answer []byte) {
 
 // startFast starts a fast call as serveFast runs it, when its tool can run
 // it without anyone waiting (tools.Registry.Start: an MCP server's tool
-// over stdio): done gets the answer, a line, on whatever goroutine has the
-// result — for a server's tool, the one that read its response. No
-// goroutine waits for the call, and the one that read the request reads
-// on: the path of a call is that of a relay's bytes, parsed. It reports
-// false, and done is not called, when the call was not started. done's
-// burst is the result's (tools.Result.Burst): the answer may be held for it.
-func (g *Gateway) startFast(ctx context.Context, c fastCall, done func(answer []byte, b *tools.Burst)) bool {
-	o := outcomeOf(ctx)
+// over stdio): done gets the result, on whatever goroutine has it — for a
+// server's tool, the one that read its response — and writes the answer
+// (appendAnswer). No goroutine waits for the call, and the one that read
+// the request reads on: the path of a call is that of a relay's bytes,
+// parsed. It reports false, and done is not called, when the call was not
+// started. The result's burst (tools.Result.Burst) says whether the answer
+// may be held.
+func (g *Gateway) startFast(ctx context.Context, c fastCall, done func(tools.Result)) bool {
 	var cctx context.Context
 	if r, ok := ctx.(*request); ok {
 		// A stdio request carries its call's values itself (request).
@@ -169,12 +169,7 @@ func (g *Gateway) startFast(ctx context.Context, c fastCall, done func(answer []
 	} else {
 		cctx = tools.WithRawResult(tools.WithFront(ctx, &relay{g: g, req: ctx, caps: sessionCapabilities(ctx)}))
 	}
-	started := g.reg.Start(cctx, c.name, c.args, func(res tools.Result) {
-		if o != nil {
-			o.answered.Store(true) // what the call reports after its answer has nowhere to go
-		}
-		done(appendAnswer(make([]byte, 0, len(res.Raw)+len(res.Text)+64), c.id, res), res.Burst)
-	})
+	started := g.reg.Start(cctx, c.name, c.args, done)
 	if started {
 		g.fastCalls.Add(1)
 	}

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,6 +36,8 @@ type request struct {
 	method    string
 	cancelled atomic.Bool // by the client's notifications/cancelled
 
+	key     string          // its id's IDKey, for a fast call started (stdioConn.start)
+	id      json.RawMessage // its id, for a fast call's answer
 	outcome outcome
 	front   relay            // the call's front, for a fast call
 	call    tools.CallValues // what the fast call's context says to its tool
@@ -53,6 +56,9 @@ func newRequest(c *stdioConn, method string) *request {
 	r.afters = r.afterOf[:0]
 	return r
 }
+
+// answer is the done of a fast call started on r (stdioConn.answered).
+func (r *request) answer(res tools.Result) { r.conn.answered(r, res) }
 
 func (r *request) Deadline() (time.Time, bool) { return r.conn.base.Deadline() }
 

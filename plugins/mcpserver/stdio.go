@@ -219,6 +219,7 @@ type stdioConn struct {
 	werr     error
 	held     tools.Held
 	flushFn  func()            // c.flush, made once: holding an answer allocates no closure
+	abuf     []byte            // the answer of a fast call being written; guarded by wmu
 	streamFn func([]byte) bool // c.stream, made once: each request's outcome writes with it
 	failed   chan struct{}     // closed at the first failed write
 
@@ -493,24 +494,51 @@ func (c *stdioConn) start(j job) bool {
 		return false
 	}
 	ctx, _ := c.outcome(j)
-	return c.g.startFast(ctx, fc, func(answer []byte, b *tools.Burst) { c.finish(j, answer, b) })
+	r := j.req
+	r.key, r.id = j.key, fc.id
+	return c.g.startFast(ctx, fc, r.answer)
+}
+
+// answered ends a fast call started by start, whose tool gave res: it is
+// no longer in flight, and its answer is written (or held for the
+// result's burst) — unless the client cancelled it.
+func (c *stdioConn) answered(r *request, res tools.Result) {
+	r.outcome.answered.Store(true) // what the call reports after its answer has nowhere to go
+	c.forget(r.key, r)
+	if r.cancelled.Load() {
+		return
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	// The answer is made in the connection's buffer: Hold copies what it
+	// keeps, and a write keeps nothing.
+	c.abuf = appendAnswer(c.abuf[:0], r.id, res)
+	c.writeHeldLocked(c.abuf, res.Burst)
+	if cap(c.abuf) > 64<<10 {
+		c.abuf = nil // keep no large answer around
+	}
 }
 
 // finish ends a request: it is no longer in flight, and its answer, if
 // any, is written (or held for burst b) — unless the client cancelled it.
 func (c *stdioConn) finish(j job, answer []byte, b *tools.Burst) {
-	defer c.handlers.Done()
-	c.mu.Lock()
-	if c.inflight[j.key] == j.req {
-		delete(c.inflight, j.key)
-	}
-	c.mu.Unlock()
-	j.req.end()
+	c.forget(j.key, j.req)
 	// A request the client cancelled gets no answer (the MCP specification
 	// asks so).
 	if answer != nil && !j.req.cancelled.Load() {
 		c.write(answer, b)
 	}
+}
+
+// forget ends request r, of id key: it is no longer in flight.
+func (c *stdioConn) forget(key string, r *request) {
+	defer c.handlers.Done()
+	c.mu.Lock()
+	if c.inflight[key] == r {
+		delete(c.inflight, key)
+	}
+	c.mu.Unlock()
+	r.end()
 }
 
 // fast returns the call of j when the fast path serves it (fastcall.go):
@@ -532,6 +560,11 @@ func (c *stdioConn) send(msg []byte) { c.write(msg, nil) }
 func (c *stdioConn) write(msg []byte, b *tools.Burst) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	c.writeHeldLocked(msg, b)
+}
+
+// writeHeldLocked is write with wmu held.
+func (c *stdioConn) writeHeldLocked(msg []byte, b *tools.Burst) {
 	if c.werr != nil || c.held.Hold(b, c.flushFn, msg) {
 		return
 	}
