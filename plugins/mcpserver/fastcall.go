@@ -152,24 +152,18 @@ func (g *Gateway) serveFast(ctx context.Context, c fastCall) (answer []byte) {
 
 // startFast starts a fast call as serveFast runs it, when its tool can run
 // it without anyone waiting (tools.Registry.Start: an MCP server's tool
-// over stdio): done gets the result, on whatever goroutine has it — for a
-// server's tool, the one that read its response — and writes the answer
-// (appendAnswer). No goroutine waits for the call, and the one that read
-// the request reads on: the path of a call is that of a relay's bytes,
-// parsed. It reports false, and done is not called, when the call was not
-// started. The result's burst (tools.Result.Burst) says whether the answer
-// may be held.
-func (g *Gateway) startFast(ctx context.Context, c fastCall, done func(tools.Result)) bool {
-	var cctx context.Context
-	if r, ok := ctx.(*request); ok {
-		// A stdio request carries its call's values itself (request).
-		r.front = relay{g: g, req: r, caps: sessionCapabilities(r)}
-		r.call = tools.CallValues{Front: &r.front, RawResult: true}
-		cctx = r
-	} else {
-		cctx = tools.WithRawResult(tools.WithFront(ctx, &relay{g: g, req: ctx, caps: sessionCapabilities(ctx)}))
-	}
-	started := g.reg.Start(cctx, c.name, c.args, done)
+// over stdio) on stdio request r: r.answer gets the result, on whatever
+// goroutine has it — for a server's tool, the one that read its response —
+// and writes the answer (appendAnswer). No goroutine waits for the call,
+// and the one that read the request reads on: the path of a call is that
+// of a relay's bytes, parsed. It reports false, and r.answer is not
+// called, when the call was not started. The result's burst
+// (tools.Result.Burst) says whether the answer may be held.
+func (g *Gateway) startFast(r *request, c fastCall) bool {
+	// The request carries its call's values itself (request, rule 2).
+	r.front = relay{g: g, req: r, caps: sessionCapabilities(r)}
+	r.call = tools.CallValues{Front: &r.front, RawResult: true}
+	started := g.reg.Start(r, c.name, c.args, r.answer)
 	if started {
 		g.fastCalls.Add(1)
 	}

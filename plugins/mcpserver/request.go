@@ -17,7 +17,7 @@ import (
 // children (docs/rfc/0005-gateway.md, "One value per request"). The rules:
 //
 //  1. It ends — Done closes, Err is context.Canceled — when it is
-//     answered (stdioConn.finish), when the client cancels it
+//     answered (stdioConn.forget), when the client cancels it
 //     (notifications/cancelled, which also sets cancelled), or when the
 //     connection ends (stdioConn.endAll ends every request in flight),
 //     whichever comes first. Cause is then the connection's cause, if it
@@ -36,8 +36,8 @@ type request struct {
 	method    string
 	cancelled atomic.Bool // by the client's notifications/cancelled
 
-	key     string          // its id's IDKey, for a fast call started (stdioConn.start)
-	id      json.RawMessage // its id, for a fast call's answer
+	key     string          // its id's IDKey: its entry among the requests in flight
+	id      json.RawMessage // its id, for a fast call's answer (stdioConn.start)
 	outcome outcome
 	front   relay            // the call's front, for a fast call
 	call    tools.CallValues // what the fast call's context says to its tool
@@ -51,8 +51,8 @@ type request struct {
 
 var _ context.Context = (*request)(nil)
 
-func newRequest(c *stdioConn, method string) *request {
-	r := &request{conn: c, method: method}
+func newRequest(c *stdioConn, method, key string) *request {
+	r := &request{conn: c, method: method, key: key}
 	r.afters = r.afterOf[:0]
 	return r
 }

@@ -18,7 +18,7 @@ func TestRequestIsAContext(t *testing.T) {
 	t.Parallel()
 	base, cancelBase := context.WithCancelCause(context.WithValue(context.Background(), baseKey{}, "conn"))
 	defer cancelBase(nil)
-	r := newRequest(&stdioConn{base: base}, "tools/call")
+	r := newRequest(&stdioConn{base: base}, "tools/call", "n:1")
 
 	if r.Err() != nil {
 		t.Fatalf("Err before the end: %v", r.Err())
@@ -44,6 +44,9 @@ func TestRequestIsAContext(t *testing.T) {
 	stopThird := r.AfterFunc(func() { ran <- "third" })
 	if !stopThird() || stopThird() {
 		t.Fatal("stop: true the first time only")
+	}
+	if len(r.afters) != 2 {
+		t.Fatalf("%d functions registered after a stop, want 2", len(r.afters))
 	}
 	child, cancelChild := context.WithTimeout(r, time.Hour) // derived: through AfterFunc
 	defer cancelChild()
@@ -85,7 +88,7 @@ func TestRequestIsAContext(t *testing.T) {
 func TestRequestCauseIsTheConnections(t *testing.T) {
 	t.Parallel()
 	base, cancelBase := context.WithCancelCause(context.Background())
-	r := newRequest(&stdioConn{base: base}, "tools/call")
+	r := newRequest(&stdioConn{base: base}, "tools/call", "n:1")
 	why := errors.New("the connection ended")
 	cancelBase(why)
 	r.end()

@@ -387,7 +387,7 @@ func (c *stdioConn) handle(ctx context.Context, line []byte) (j job, isRequest, 
 	switch {
 	case isRequest:
 		key := jsonrpc.IDKey(id)
-		req := newRequest(c, method)
+		req := newRequest(c, method, key)
 		c.mu.Lock()
 		if c.closing {
 			c.mu.Unlock()
@@ -396,7 +396,7 @@ func (c *stdioConn) handle(ctx context.Context, line []byte) (j job, isRequest, 
 		c.inflight[key] = req
 		c.handlers.Add(1)
 		c.mu.Unlock()
-		j = job{line: line, key: key, req: req}
+		j = job{line: line, req: req}
 		if valid && method == string(mcp.MethodToolsCall) {
 			j.call, j.fast = parseFastMessage(m)
 		}
@@ -452,7 +452,6 @@ func (c *stdioConn) endAll() {
 // job is one request for a worker.
 type job struct {
 	line []byte
-	key  string
 	req  *request // and its context
 	call fastCall // the call, when fast: parseFastMessage took it
 	fast bool
@@ -486,17 +485,16 @@ func (c *stdioConn) stream(msg []byte) bool {
 }
 
 // start starts a fast call whose tool can run it without anyone waiting
-// for it (Gateway.startFast); finish then writes its answer, on whatever
+// for it (Gateway.startFast); answered then writes its answer, on whatever
 // goroutine has the result. It reports false for any other request.
 func (c *stdioConn) start(j job) bool {
 	fc, ok := c.fast(j)
 	if !ok {
 		return false
 	}
-	ctx, _ := c.outcome(j)
-	r := j.req
-	r.key, r.id = j.key, fc.id
-	return c.g.startFast(ctx, fc, r.answer)
+	c.outcome(j)
+	j.req.id = fc.id
+	return c.g.startFast(j.req, fc)
 }
 
 // answered ends a fast call started by start, whose tool gave res: it is
@@ -504,7 +502,7 @@ func (c *stdioConn) start(j job) bool {
 // result's burst) — unless the client cancelled it.
 func (c *stdioConn) answered(r *request, res tools.Result) {
 	r.outcome.answered.Store(true) // what the call reports after its answer has nowhere to go
-	c.forget(r.key, r)
+	c.forget(r)
 	if r.cancelled.Load() {
 		return
 	}
@@ -522,7 +520,7 @@ func (c *stdioConn) answered(r *request, res tools.Result) {
 // finish ends a request: it is no longer in flight, and its answer, if
 // any, is written (or held for burst b) — unless the client cancelled it.
 func (c *stdioConn) finish(j job, answer []byte, b *tools.Burst) {
-	c.forget(j.key, j.req)
+	c.forget(j.req)
 	// A request the client cancelled gets no answer (the MCP specification
 	// asks so).
 	if answer != nil && !j.req.cancelled.Load() {
@@ -530,12 +528,12 @@ func (c *stdioConn) finish(j job, answer []byte, b *tools.Burst) {
 	}
 }
 
-// forget ends request r, of id key: it is no longer in flight.
-func (c *stdioConn) forget(key string, r *request) {
+// forget ends request r: it is no longer in flight.
+func (c *stdioConn) forget(r *request) {
 	defer c.handlers.Done()
 	c.mu.Lock()
-	if c.inflight[key] == r {
-		delete(c.inflight, key)
+	if c.inflight[r.key] == r {
+		delete(c.inflight, r.key)
 	}
 	c.mu.Unlock()
 	r.end()
@@ -543,7 +541,7 @@ func (c *stdioConn) forget(key string, r *request) {
 
 // fast returns the call of j when the fast path serves it (fastcall.go):
 // a tools/call of an initialized session, for a tool the served list of
-// mode full holds, that parseFastCall takes.
+// mode full holds, that parseFastMessage took as the line was read.
 func (c *stdioConn) fast(j job) (fastCall, bool) {
 	if !j.fast || !c.sess.Initialized() || !c.g.servesFast(j.call.name) {
 		return fastCall{}, false
