@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -89,7 +90,36 @@ func TestStdioStartedCalls(t *testing.T) {
 		t.Fatalf("cancelled: %+v", res)
 	}
 	wantCancellations(t, hx, 2)
+
+	// A context with an AfterFunc method of its own (the gateway's stdio
+	// requests) is asked for the call's hook directly, and its end
+	// cancels the call as any context's does.
+	own := &ownAfterFunc{}
+	own.Context, cancel = context.WithCancel(bg)
+	if !hx.Tools.Start(own, "mcp__srv__sleep", json.RawMessage(`{"ms":30000}`), func(r tools.Result) { got <- r }) {
+		t.Fatal("sleep was not started")
+	}
+	if n := own.asked.Load(); n != 1 {
+		t.Fatalf("the context's own AfterFunc was asked %d times, want 1", n)
+	}
+	cancel()
+	if res := <-got; res.Text != `Error: the call to "sleep" was cancelled` || !res.IsError {
+		t.Fatalf("cancelled through the context's AfterFunc: %+v", res)
+	}
+	wantCancellations(t, hx, 3)
 	hx.wantCall("mcp__srv__echo", `{"message":"after"}`, "echo: after", false)
+}
+
+// ownAfterFunc is a context with an AfterFunc method, which counts the
+// times it is asked.
+type ownAfterFunc struct {
+	context.Context
+	asked atomic.Int32
+}
+
+func (c *ownAfterFunc) AfterFunc(f func()) func() bool {
+	c.asked.Add(1)
+	return context.AfterFunc(c.Context, f)
 }
 
 // wantCancellations waits until the fixture has recorded n cancelled sleep
