@@ -424,7 +424,7 @@ func (h *Host) stopFor(st steps, orphans []*entry) {
 			stops = append(stops, stopping{e: c, next: Stopped})
 		}
 	}
-	h.stopAll(stops)
+	h.stopAll(stops, nil)
 	h.mu.Lock()
 	for _, e := range orphans {
 		e.children = nil
@@ -613,7 +613,7 @@ func (h *Host) Close(ctx context.Context) error {
 		for i := len(flat) - 1; i >= 0; i-- {
 			all = append(all, stopping{e: h.entries[flat[i]], next: Stopped})
 		}
-		h.stopAll(all)
+		h.stopAll(all, nil)
 		for i := len(flat) - 1; i >= 0; i-- {
 			h.setState(h.entries[flat[i]], Stopped, nil, nil)
 		}

@@ -338,15 +338,15 @@ func (h *Host) stop(e *entry, next State, cause error) {
 	for _, c := range kids {
 		list = append(list, stopping{e: c, next: Stopped})
 	}
-	h.stopAll(list)
-	if len(kids) > 0 {
-		h.mu.Lock()
+	// The children leave the tree before the states change: a waiter woken
+	// by the last state's event (Settle) must not find them still there,
+	// stopped, with no event to come.
+	h.stopAll(list, func() {
 		e.children = nil
 		for _, c := range kids {
 			delete(h.entries, c.spec.ID)
 		}
-		h.mu.Unlock()
-	}
+	})
 }
 
 // stopping is an entry to stop and the state it goes to.
@@ -363,8 +363,9 @@ type stopping struct {
 // servers that ignore SIGTERM cost one close ladder, not ten — and a layer
 // starts when the one holding its dependents is done. States change once
 // everything is disposed, so a pending entry names the services really
-// missing.
-func (h *Host) stopAll(list []stopping) {
+// missing. detach, when not nil, runs under h.mu once everything is
+// disposed and before the states change.
+func (h *Host) stopAll(list []stopping, detach func()) {
 	h.mu.Lock()
 	byID := map[string]*entry{}
 	set := map[*entry]stopping{}
@@ -422,6 +423,11 @@ func (h *Host) stopAll(list []stopping) {
 			e := byID[id]
 			e.inst, e.next, e.note = nil, nil, nil
 		}
+		h.mu.Unlock()
+	}
+	if detach != nil {
+		h.mu.Lock()
+		detach()
 		h.mu.Unlock()
 	}
 	for _, layer := range plan.Layers {
