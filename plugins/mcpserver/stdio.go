@@ -466,7 +466,7 @@ func (c *stdioConn) serve(j job) {
 	} else if resp := o.rewrite(c.g.mcp.HandleMessage(ctx, j.line)); resp != nil {
 		answer = mustEncode(resp)
 	}
-	c.finish(j, answer, nil)
+	c.finish(j, answer)
 }
 
 // outcome is the context a request is served with: what its handler
@@ -517,14 +517,14 @@ func (c *stdioConn) answered(r *request, res tools.Result) {
 	}
 }
 
-// finish ends a request: it is no longer in flight, and its answer, if
-// any, is written (or held for burst b) — unless the client cancelled it.
-func (c *stdioConn) finish(j job, answer []byte, b *tools.Burst) {
+// finish ends a request a worker served: it is no longer in flight, and
+// its answer, if any, is written — unless the client cancelled it.
+func (c *stdioConn) finish(j job, answer []byte) {
 	c.forget(j.req)
 	// A request the client cancelled gets no answer (the MCP specification
 	// asks so).
 	if answer != nil && !j.req.cancelled.Load() {
-		c.write(answer, b)
+		c.send(answer)
 	}
 }
 
@@ -551,17 +551,14 @@ func (c *stdioConn) fast(j job) (fastCall, bool) {
 
 // send writes one message (a line, newline included), after the answers
 // held for a burst. After a failed write it writes nothing more.
-func (c *stdioConn) send(msg []byte) { c.write(msg, nil) }
-
-// write writes msg, or holds it for burst b (tools.Burst); the answers
-// held go first.
-func (c *stdioConn) write(msg []byte, b *tools.Burst) {
+func (c *stdioConn) send(msg []byte) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	c.writeHeldLocked(msg, b)
+	c.writeHeldLocked(msg, nil)
 }
 
-// writeHeldLocked is write with wmu held.
+// writeHeldLocked writes msg, or holds it for burst b (tools.Burst; nil
+// holds nothing); the answers held go first. wmu is held.
 func (c *stdioConn) writeHeldLocked(msg []byte, b *tools.Burst) {
 	if c.werr != nil || c.held.Hold(b, c.flushFn, msg) {
 		return
