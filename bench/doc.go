@@ -31,10 +31,11 @@
 //   - [RunAgent]: the agent's own time per step with 100 tools, and what it
 //     adds to a fake model server's time to first text byte.
 //   - [StartGatewayClients] with [RunCalls]: the TypeScript SDK client
-//     straight to the fixture, behind a byte relay, and through `harness
+//     straight to the fixture, behind a byte relay (twice: what one run
+//     can tell apart), behind a relay that parses, and through `harness
 //     serve`, over stdio and Streamable HTTP.
 //
 // [Build] compiles the programs the suite starts (the fixture server, the
-// harness binary, the pipe echo, the relay); nothing here sleeps to
+// harness binary, the pipe echo, the two relays); nothing here sleeps to
 // synchronise.
 package bench

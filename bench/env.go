@@ -22,6 +22,9 @@ type Binaries struct {
 	Harness  string // cmd/harness: the harness binary
 	PipeEcho string // bench/internal/pipeecho: the raw pipe's far end
 	Relay    string // bench/internal/relay: a process that only copies bytes, the floor of a gateway
+	// JSONRelay is bench/internal/jsonrelay: a process that scans every
+	// message and maps request ids, the floor of a gateway that parses.
+	JSONRelay string
 }
 
 // ModuleRoot walks up from the working directory to the folder holding
@@ -55,21 +58,22 @@ func Build() (*Binaries, error) {
 		return nil, err
 	}
 	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator),
-		"./tests/fixtures/mcpfixture", "./cmd/harness", "./bench/internal/pipeecho", "./bench/internal/relay")
+		"./tests/fixtures/mcpfixture", "./cmd/harness", "./bench/internal/pipeecho", "./bench/internal/relay", "./bench/internal/jsonrelay")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("go build: %v\n%s", err, strings.TrimSpace(string(out)))
 	}
 	b := &Binaries{
-		Dir:      dir,
-		Root:     root,
-		Fixture:  filepath.Join(dir, "mcpfixture"),
-		Harness:  filepath.Join(dir, "harness"),
-		PipeEcho: filepath.Join(dir, "pipeecho"),
-		Relay:    filepath.Join(dir, "relay"),
+		Dir:       dir,
+		Root:      root,
+		Fixture:   filepath.Join(dir, "mcpfixture"),
+		Harness:   filepath.Join(dir, "harness"),
+		PipeEcho:  filepath.Join(dir, "pipeecho"),
+		Relay:     filepath.Join(dir, "relay"),
+		JSONRelay: filepath.Join(dir, "jsonrelay"),
 	}
-	for _, p := range []string{b.Fixture, b.Harness, b.PipeEcho, b.Relay} {
+	for _, p := range []string{b.Fixture, b.Harness, b.PipeEcho, b.Relay, b.JSONRelay} {
 		if _, err := os.Stat(p); err != nil {
 			os.RemoveAll(dir)
 			return nil, errors.New("go build did not produce " + p)

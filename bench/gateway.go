@@ -20,8 +20,13 @@ const (
 	NameDirectStdio  = "direct/stdio"
 	NameRelayStdio   = "relay/stdio"
 	NameGatewayStdio = "gateway/stdio"
-	NameDirectHTTP   = "direct/http"
-	NameGatewayHTTP  = "gateway/http"
+	// The judge's own measure: the relay a second time (what one run can
+	// tell apart), and a process that parses (how near a gateway that
+	// reads every message can come to the relay at all).
+	NameRelayAgain  = "relay-again/stdio"
+	NameJSONRelay   = "jsonrelay/stdio"
+	NameDirectHTTP  = "direct/http"
+	NameGatewayHTTP = "gateway/http"
 )
 
 // gatewayTool is the fixture's echo as the gateway serves it: the harness's
@@ -31,8 +36,10 @@ const gatewayTool = "mcp__bench__echo"
 // StartGatewayClients starts, in table order, the TypeScript SDK client
 // against: the fixture over stdio; the fixture behind relay, a process that
 // only copies bytes (the floor of any process in the middle); `harness
-// serve` (stdio) whose cordis.yml runs the fixture; the fixture over Streamable HTTP; `harness serve --http`
-// with the same cordis.yml. Behind the gateway the fixture always runs over
+// serve` (stdio) whose cordis.yml runs the fixture; a second relay, the
+// same program again; jsonrelay, which scans each message and maps its id
+// (the floor of a process that parses); the fixture over Streamable HTTP;
+// `harness serve --http` with the same cordis.yml. Behind the gateway the fixture always runs over
 // stdio: what differs between a direct and a gateway row is the gateway
 // alone. On error, what was started is closed.
 func StartGatewayClients(ctx context.Context, bins *Binaries, dir, node, npmDir string) ([]Client, error) {
@@ -69,6 +76,14 @@ func StartGatewayClients(ctx context.Context, bins *Binaries, dir, node, npmDir 
 		return fail(err)
 	}
 	c, err = startTS(ctx, bins, node, npmDir, NameGatewayStdio, gatewayTool, bins.Harness, "serve", "-c", cfg)
+	if err := add(c, err, nil); err != nil {
+		return fail(err)
+	}
+	c, err = startTS(ctx, bins, node, npmDir, NameRelayAgain, "echo", append([]string{bins.Relay, bins.Fixture}, FixtureArgs...)...)
+	if err := add(c, err, nil); err != nil {
+		return fail(err)
+	}
+	c, err = startTS(ctx, bins, node, npmDir, NameJSONRelay, "echo", append([]string{bins.JSONRelay, bins.Fixture}, FixtureArgs...)...)
 	if err := add(c, err, nil); err != nil {
 		return fail(err)
 	}
@@ -149,6 +164,15 @@ func startListening(ctx context.Context, path string, args ...string) (string, f
 
 // gatewayPairs are the (direct, gateway) rows compared by the targets.
 var gatewayPairs = [][2]string{{NameDirectStdio, NameRelayStdio}, {NameDirectStdio, NameGatewayStdio}, {NameDirectHTTP, NameGatewayHTTP}}
+
+// gatewayRows are the rows of the gateway table, each with the direct row
+// it is compared with: the targets' pairs, and the two measures of the
+// judge after the stdio ones.
+var gatewayRows = [][2]string{
+	{NameDirectStdio, NameRelayStdio}, {NameDirectStdio, NameGatewayStdio},
+	{NameDirectStdio, NameRelayAgain}, {NameDirectStdio, NameJSONRelay},
+	{NameDirectHTTP, NameGatewayHTTP},
+}
 
 // added is the gateway row's latency over the direct one's: the median over
 // rounds of the difference of the two round medians.

@@ -291,7 +291,7 @@ func (r *Report) WriteTable(w io.Writer) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "client\tseq p50\tseq p99\tadded at p50\tp50 / direct\t\t%d× p50\t%d× calls/s\tcalls/s / direct\t\n", c.Callers, c.Callers)
 		shown := map[string]bool{}
-		for _, p := range gatewayPairs {
+		for _, p := range gatewayRows {
 			d, g := gatewayCall(r, p[0]), gatewayCall(r, p[1])
 			for _, cr := range []*CallResult{d, g} {
 				if cr == nil || shown[cr.Name] {
@@ -311,6 +311,7 @@ func (r *Report) WriteTable(w io.Writer) {
 			}
 		}
 		tw.Flush()
+		r.writeJudge(w)
 	}
 
 	if c := r.Cold; c != nil {
@@ -385,4 +386,32 @@ func joinInts(v []int) string {
 		parts[i] = fmt.Sprint(x)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// writeJudge prints, for the stdio targets' judge (the relay), the two
+// rows measured to read it by: the relay against itself, which is what one
+// run can tell apart, and jsonrelay, a process that parses and maps ids,
+// which is how near a gateway reading every message can come.
+func (r *Report) writeJudge(w io.Writer) {
+	rl := gatewayCall(r, NameRelayStdio)
+	if rl == nil {
+		return
+	}
+	rs, rp := rl.Seq.Summarize(), rl.Par.Summarize()
+	first := true
+	for _, row := range []struct{ name, what string }{
+		{NameRelayAgain, "the relay again (the same program: what this run can tell apart)"},
+		{NameJSONRelay, "jsonrelay (scans each message and maps its id: the floor of a gateway that parses)"},
+	} {
+		c := gatewayCall(r, row.name)
+		if c == nil {
+			continue
+		}
+		if first {
+			fmt.Fprintf(w, "\n   the judge of the stdio targets, relay/stdio, read by two more rows:\n")
+			first = false
+		}
+		s, p := c.Seq.Summarize(), c.Par.Summarize()
+		fmt.Fprintf(w, "   %s / relay/stdio: p50 %.2f, %d-caller calls/s %.2f\n", row.what, us(s.Median)/us(rs.Median), r.Options.Gateway.Callers, p.Throughput/rp.Throughput)
+	}
 }
