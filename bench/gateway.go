@@ -33,8 +33,7 @@ const (
 // cordis.yml names the fixture entry "bench".
 const gatewayTool = "mcp__bench__echo"
 
-// StartGatewayClients starts, in table order, clients of one TypeScript
-// SDK client process (what differs between rows is then the path alone)
+// StartGatewayClients starts, in table order, the TypeScript SDK client
 // against: the fixture over stdio; the fixture behind relay, a process that
 // only copies bytes (the floor of any process in the middle); `harness
 // serve` (stdio) whose cordis.yml runs the fixture; a second relay, the
@@ -48,41 +47,75 @@ func StartGatewayClients(ctx context.Context, bins *Binaries, dir, node, npmDir 
 	if err := os.WriteFile(cfg, RenderConfig([]Server{{ID: "bench", ServerName: "bench", Command: bins.Fixture, Args: FixtureArgs}}, ""), 0o644); err != nil {
 		return nil, err
 	}
-	// The HTTP servers listen first: one node process holds every client.
-	var stops []func()
-	stopAll := func() {
-		for _, stop := range stops {
-			stop()
+	var out []Client
+	fail := func(err error) ([]Client, error) {
+		for _, c := range out {
+			c.Close()
 		}
-	}
-	fixtureURL, stop, err := startListening(ctx, bins.Fixture, append([]string{"--http", "127.0.0.1:0"}, FixtureArgs...)...)
-	if err != nil {
-		return nil, fmt.Errorf("the fixture over HTTP: %w", err)
-	}
-	stops = append(stops, stop)
-	gatewayURL, stop, err := startListening(ctx, bins.Harness, "serve", "--http", "127.0.0.1:0", "-c", cfg)
-	if err != nil {
-		stopAll()
-		return nil, fmt.Errorf("harness serve --http: %w", err)
-	}
-	stops = append(stops, stop)
-	fixture := append([]string{bins.Fixture}, FixtureArgs...)
-	clients, err := startTS(ctx, bins, node, npmDir,
-		tsTarget{Name: NameDirectStdio, Tool: "echo", Target: fixture},
-		tsTarget{Name: NameRelayStdio, Tool: "echo", Target: append([]string{bins.Relay}, fixture...)},
-		tsTarget{Name: NameGatewayStdio, Tool: gatewayTool, Target: []string{bins.Harness, "serve", "-c", cfg}},
-		tsTarget{Name: NameRelayAgain, Tool: "echo", Target: append([]string{bins.Relay}, fixture...)},
-		tsTarget{Name: NameJSONRelay, Tool: "echo", Target: append([]string{bins.JSONRelay}, fixture...)},
-		tsTarget{Name: NameDirectHTTP, Tool: "echo", Target: []string{fixtureURL}},
-		tsTarget{Name: NameGatewayHTTP, Tool: gatewayTool, Target: []string{gatewayURL}},
-	)
-	if err != nil {
-		stopAll()
 		return nil, err
 	}
-	// The HTTP servers stop once node has closed its clients.
-	clients[0].(*tsClient).p.afterQuit = stopAll
-	return clients, nil
+	// add keeps a started client; stop, when given, stops its HTTP server
+	// when the client closes (or at once, when the client did not start).
+	add := func(c Client, err error, stop func()) error {
+		switch {
+		case err != nil && stop != nil:
+			stop()
+		case err == nil && stop != nil:
+			out = append(out, &closeAlso{Client: c, also: stop})
+		case err == nil:
+			out = append(out, c)
+		}
+		return err
+	}
+	c, err := startTS(ctx, bins, node, npmDir, NameDirectStdio, "echo", append([]string{bins.Fixture}, FixtureArgs...)...)
+	if err := add(c, err, nil); err != nil {
+		return fail(err)
+	}
+	c, err = startTS(ctx, bins, node, npmDir, NameRelayStdio, "echo", append([]string{bins.Relay, bins.Fixture}, FixtureArgs...)...)
+	if err := add(c, err, nil); err != nil {
+		return fail(err)
+	}
+	c, err = startTS(ctx, bins, node, npmDir, NameGatewayStdio, gatewayTool, bins.Harness, "serve", "-c", cfg)
+	if err := add(c, err, nil); err != nil {
+		return fail(err)
+	}
+	c, err = startTS(ctx, bins, node, npmDir, NameRelayAgain, "echo", append([]string{bins.Relay, bins.Fixture}, FixtureArgs...)...)
+	if err := add(c, err, nil); err != nil {
+		return fail(err)
+	}
+	c, err = startTS(ctx, bins, node, npmDir, NameJSONRelay, "echo", append([]string{bins.JSONRelay, bins.Fixture}, FixtureArgs...)...)
+	if err := add(c, err, nil); err != nil {
+		return fail(err)
+	}
+	url, stop, err := startListening(ctx, bins.Fixture, append([]string{"--http", "127.0.0.1:0"}, FixtureArgs...)...)
+	if err != nil {
+		return fail(fmt.Errorf("the fixture over HTTP: %w", err))
+	}
+	c, err = startTS(ctx, bins, node, npmDir, NameDirectHTTP, "echo", url)
+	if err := add(c, err, stop); err != nil {
+		return fail(err)
+	}
+	url, stop, err = startListening(ctx, bins.Harness, "serve", "--http", "127.0.0.1:0", "-c", cfg)
+	if err != nil {
+		return fail(fmt.Errorf("harness serve --http: %w", err))
+	}
+	c, err = startTS(ctx, bins, node, npmDir, NameGatewayHTTP, gatewayTool, url)
+	if err := add(c, err, stop); err != nil {
+		return fail(err)
+	}
+	return out, nil
+}
+
+// closeAlso is a client that stops its server when it closes.
+type closeAlso struct {
+	Client
+	also func()
+}
+
+func (c *closeAlso) Close() error {
+	err := c.Client.Close()
+	c.also()
+	return err
 }
 
 // startListening starts a program that prints "listening URL" on stdout
