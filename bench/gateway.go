@@ -39,9 +39,9 @@ const gatewayTool = "mcp__bench__echo"
 // serve` (stdio) whose cordis.yml runs the fixture; a second relay, the
 // same program again; jsonrelay, which scans each message and maps its id
 // (the floor of a process that parses); the fixture over Streamable HTTP;
-// `harness serve --http` with the same cordis.yml. Behind the gateway the fixture always runs over
-// stdio: what differs between a direct and a gateway row is the gateway
-// alone. On error, what was started is closed.
+// `harness serve --http` with the same cordis.yml. Behind the gateway the
+// fixture always runs over stdio: what differs between a direct and a
+// gateway row is the gateway alone. On error, what was started is closed.
 func StartGatewayClients(ctx context.Context, bins *Binaries, dir, node, npmDir string) ([]Client, error) {
 	cfg := filepath.Join(dir, "cordis.yml")
 	if err := os.WriteFile(cfg, RenderConfig([]Server{{ID: "bench", ServerName: "bench", Command: bins.Fixture, Args: FixtureArgs}}, ""), 0o644); err != nil {
@@ -67,31 +67,27 @@ func StartGatewayClients(ctx context.Context, bins *Binaries, dir, node, npmDir 
 		}
 		return err
 	}
-	c, err := startTS(ctx, bins, node, npmDir, NameDirectStdio, "echo", append([]string{bins.Fixture}, FixtureArgs...)...)
-	if err := add(c, err, nil); err != nil {
-		return fail(err)
-	}
-	c, err = startTS(ctx, bins, node, npmDir, NameRelayStdio, "echo", append([]string{bins.Relay, bins.Fixture}, FixtureArgs...)...)
-	if err := add(c, err, nil); err != nil {
-		return fail(err)
-	}
-	c, err = startTS(ctx, bins, node, npmDir, NameGatewayStdio, gatewayTool, bins.Harness, "serve", "-c", cfg)
-	if err := add(c, err, nil); err != nil {
-		return fail(err)
-	}
-	c, err = startTS(ctx, bins, node, npmDir, NameRelayAgain, "echo", append([]string{bins.Relay, bins.Fixture}, FixtureArgs...)...)
-	if err := add(c, err, nil); err != nil {
-		return fail(err)
-	}
-	c, err = startTS(ctx, bins, node, npmDir, NameJSONRelay, "echo", append([]string{bins.JSONRelay, bins.Fixture}, FixtureArgs...)...)
-	if err := add(c, err, nil); err != nil {
-		return fail(err)
+	fixture := append([]string{bins.Fixture}, FixtureArgs...)
+	for _, t := range []struct {
+		name, tool string
+		command    []string
+	}{
+		{NameDirectStdio, "echo", fixture},
+		{NameRelayStdio, "echo", append([]string{bins.Relay}, fixture...)},
+		{NameGatewayStdio, gatewayTool, []string{bins.Harness, "serve", "-c", cfg}},
+		{NameRelayAgain, "echo", append([]string{bins.Relay}, fixture...)},
+		{NameJSONRelay, "echo", append([]string{bins.JSONRelay}, fixture...)},
+	} {
+		c, err := startTS(ctx, bins, node, npmDir, t.name, t.tool, t.command...)
+		if err := add(c, err, nil); err != nil {
+			return fail(err)
+		}
 	}
 	url, stop, err := startListening(ctx, bins.Fixture, append([]string{"--http", "127.0.0.1:0"}, FixtureArgs...)...)
 	if err != nil {
 		return fail(fmt.Errorf("the fixture over HTTP: %w", err))
 	}
-	c, err = startTS(ctx, bins, node, npmDir, NameDirectHTTP, "echo", url)
+	c, err := startTS(ctx, bins, node, npmDir, NameDirectHTTP, "echo", url)
 	if err := add(c, err, stop); err != nil {
 		return fail(err)
 	}
