@@ -15,32 +15,15 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"strconv"
 	"sync"
 
+	"github.com/harness-go/harness/bench/internal/middle"
 	"github.com/harness-go/harness/internal/jsonrpc"
 )
 
 func main() {
-	if len(os.Args) < 2 {
-		os.Stderr.WriteString("usage: jsonrelay COMMAND [ARGS...]\n")
-		os.Exit(2)
-	}
-	cmd := exec.Command(os.Args[1], os.Args[2:]...)
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		os.Exit(1)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		os.Exit(1)
-	}
-	if err := cmd.Start(); err != nil {
-		os.Stderr.WriteString(err.Error() + "\n")
-		os.Exit(1)
-	}
+	cmd, in, out := middle.Start("jsonrelay")
 	ids := &ids{client: map[int64][]byte{}}
 	go func() {
 		relay(os.Stdin, in, ids.request)

@@ -8,28 +8,12 @@ package main
 import (
 	"io"
 	"os"
-	"os/exec"
+
+	"github.com/harness-go/harness/bench/internal/middle"
 )
 
 func main() {
-	if len(os.Args) < 2 {
-		os.Stderr.WriteString("usage: relay COMMAND [ARGS...]\n")
-		os.Exit(2)
-	}
-	cmd := exec.Command(os.Args[1], os.Args[2:]...)
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		os.Exit(1)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		os.Exit(1)
-	}
-	if err := cmd.Start(); err != nil {
-		os.Stderr.WriteString(err.Error() + "\n")
-		os.Exit(1)
-	}
+	cmd, in, out := middle.Start("relay")
 	go func() {
 		_, _ = io.Copy(in, os.Stdin)
 		in.Close() // the client's EOF reaches the server
