@@ -198,7 +198,7 @@ type stdioConn struct {
 	g        *Gateway
 	sess     *stdioSession
 	base     context.Context
-	handlers sync.WaitGroup // the requests being served
+	handlers sync.WaitGroup // the requests being served, until their answer is written
 
 	// One goroutine reads at a time: the one holding the turn. When it
 	// reads a request it passes the turn on — to an idle worker, or a new
@@ -503,6 +503,7 @@ func (c *stdioConn) start(j job) bool {
 func (c *stdioConn) answered(r *request, res tools.Result) {
 	r.outcome.answered.Store(true) // what the call reports after its answer has nowhere to go
 	c.forget(r)
+	defer c.handlers.Done() // once written (or held): the end of the connection waits for it
 	if r.cancelled.Load() {
 		return
 	}
@@ -521,6 +522,7 @@ func (c *stdioConn) answered(r *request, res tools.Result) {
 // its answer, if any, is written — unless the client cancelled it.
 func (c *stdioConn) finish(j job, answer []byte) {
 	c.forget(j.req)
+	defer c.handlers.Done() // once written: the end of the connection waits for it
 	// A request the client cancelled gets no answer (the MCP specification
 	// asks so).
 	if answer != nil && !j.req.cancelled.Load() {
@@ -528,9 +530,11 @@ func (c *stdioConn) finish(j job, answer []byte) {
 	}
 }
 
-// forget ends request r: it is no longer in flight.
+// forget ends request r: it is no longer in flight, and a new request may
+// take its id. Its caller then writes the answer and only then marks it
+// done (handlers): ServeStdio, at the end of stdin, returns once every
+// answer is written, and one written after would race with it.
 func (c *stdioConn) forget(r *request) {
-	defer c.handlers.Done()
 	c.mu.Lock()
 	if c.inflight[r.key] == r {
 		delete(c.inflight, r.key)
