@@ -22,7 +22,7 @@ type generation struct {
 	names   []NamePair
 	digest  [sha256.Size]byte
 	batch   []tools.Tool
-	set     *tools.Set        // nil while staged
+	set     *tools.Set        // nil while staged; read and written under the supervisor's syncMu
 	hidden  int               // tools the filters hide
 	leftOut map[string]string // tools left out, by raw name: why
 }
@@ -101,6 +101,12 @@ func (s *supervisor) syncLocked(list []rawTool) error {
 	if prev != nil {
 		prevSet = prev.set
 	}
+	// The status shows the generation before the registry does, so that
+	// whoever sees the new tools in the registry finds them in the status
+	// too (generation.set is for syncMu's holders alone).
+	s.mu.Lock()
+	s.gen = gen
+	s.mu.Unlock()
 	// One step: readers see the previous generation or this one, never
 	// neither; on a conflict the previous one is gone too (the seeds).
 	set, err := s.reg.Replace(s.ctx.Fiber(), prevSet, gen.batch...)
@@ -116,9 +122,6 @@ func (s *supervisor) syncLocked(list []rawTool) error {
 		return err
 	}
 	gen.set = set
-	s.mu.Lock()
-	s.gen = gen
-	s.mu.Unlock()
 	s.log.Info("tools registered", "count", len(gen.batch))
 	return nil
 }
@@ -211,14 +214,21 @@ func (s *supervisor) takeOver(pred *supervisor) error {
 			pred.releaseName()
 		}
 	}
+	// As in syncLocked, the status shows the generation first.
+	s.mu.Lock()
+	s.gen = gen
+	s.mu.Unlock()
 	set, err := s.reg.Replace(s.ctx.Fiber(), old, gen.batch...)
 	if err != nil {
+		s.mu.Lock()
+		s.gen = nil
+		s.mu.Unlock()
 		return fmt.Errorf("tool registration failed, no tools registered: %w", err)
 	}
 	gen.set = set
 	s.mu.Lock()
 	x := s.stagedX
-	s.gen, s.staged, s.stagedX, s.pred = gen, nil, nil, nil
+	s.staged, s.stagedX, s.pred = nil, nil, nil
 	s.mu.Unlock()
 	if x == nil {
 		x = &extras{}
