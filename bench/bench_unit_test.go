@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -84,5 +85,27 @@ func TestUntilLine(t *testing.T) {
 func TestQuickSuiteLeavesOutTheColdStart(t *testing.T) {
 	if QuickSuite().Cold || !FullSuite().Cold {
 		t.Fatal("the quick suite runs the cold start, or the full one does not")
+	}
+}
+
+// roundRatio reads ratios round by round: their median, and the standard
+// error that says how far one run's figure can be trusted.
+func TestRoundRatio(t *testing.T) {
+	for _, tc := range []struct {
+		a, b        []float64
+		median, err float64
+		ok          bool
+	}{
+		{a: []float64{2, 4, 6}, b: []float64{1, 2, 3}, median: 2, err: 0, ok: true},
+		{a: []float64{1, 3}, b: []float64{1, 1}, median: 2, err: 1, ok: true},
+		{a: []float64{1, 2, 9}, b: []float64{1, 1, 1}, median: 2, err: math.Sqrt(19.0 / 3), ok: true},
+		{a: []float64{1}, b: []float64{1}},       // one round: no spread
+		{a: []float64{1, 2}, b: []float64{1}},    // rounds that do not match
+		{a: []float64{1, 2}, b: []float64{1, 0}}, // nothing measured
+	} {
+		median, err, ok := roundRatio(tc.a, tc.b)
+		if ok != tc.ok || math.Abs(median-tc.median) > 1e-9 || math.Abs(err-tc.err) > 1e-9 {
+			t.Errorf("roundRatio(%v, %v) = %v, %v, %v; want %v, %v, %v", tc.a, tc.b, median, err, ok, tc.median, tc.err, tc.ok)
+		}
 	}
 }

@@ -24,6 +24,9 @@ type CallResult struct {
 	// client's share is the median over rounds of its round median minus
 	// the raw client's, so that slow drifts of the machine cancel out.
 	RoundMedians []time.Duration
+	// RoundThroughputs are the calls per second of each round's
+	// concurrent batch: what a round-by-round ratio is read from.
+	RoundThroughputs []float64
 }
 
 // RunCalls measures every client in rounds: in each round every client makes
@@ -63,6 +66,7 @@ func RunCalls(ctx context.Context, clients []Client, o CallOptions, progress fun
 				return nil, err
 			}
 			out[i].Par.Add(s)
+			out[i].RoundThroughputs = append(out[i].RoundThroughputs, s.Summarize().Throughput)
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err

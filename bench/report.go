@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -414,4 +415,69 @@ func (r *Report) writeJudge(w io.Writer) {
 		s, p := c.Seq.Summarize(), c.Par.Summarize()
 		fmt.Fprintf(w, "   %s / relay/stdio: p50 %.2f, %d-caller calls/s %.2f\n", row.what, us(s.Median)/us(rs.Median), r.Options.Gateway.Callers, p.Throughput/rp.Throughput)
 	}
+	r.writeRounds(w, rl)
+}
+
+// writeRounds prints, for the rows measured against the relay, their
+// ratios round by round: the median over rounds and its standard error,
+// which says how far apart two runs of the same programs may land (the
+// relay against itself shows it), and so how far one run's figure can be
+// read.
+func (r *Report) writeRounds(w io.Writer, rl *CallResult) {
+	first := true
+	for _, name := range []string{NameGatewayStdio, NameRelayAgain, NameJSONRelay} {
+		c := gatewayCall(r, name)
+		if c == nil {
+			continue
+		}
+		p50, p50Err, okS := roundRatio(durations(c.RoundMedians), durations(rl.RoundMedians))
+		thr, thrErr, okP := roundRatio(c.RoundThroughputs, rl.RoundThroughputs)
+		if !okS || !okP {
+			continue
+		}
+		if first {
+			fmt.Fprintf(w, "\n   round by round (%d rounds): the median of each round's ratio to relay/stdio ± its standard error\n", len(rl.RoundMedians))
+			first = false
+		}
+		fmt.Fprintf(w, "   %s: p50 %.2f ± %.2f, %d-caller calls/s %.2f ± %.2f\n", name, p50, p50Err, r.Options.Gateway.Callers, thr, thrErr)
+	}
+}
+
+// roundRatio is the median over rounds of a[i]/b[i], and the standard
+// error of the ratios' mean (their standard deviation over √n): the
+// spread one run's figure carries. ok is false without two rounds of each.
+func roundRatio(a, b []float64) (median, stdErr float64, ok bool) {
+	if len(a) != len(b) || len(a) < 2 {
+		return 0, 0, false
+	}
+	ratios := make([]float64, len(a))
+	var mean float64
+	for i := range a {
+		if b[i] <= 0 {
+			return 0, 0, false
+		}
+		ratios[i] = a[i] / b[i]
+		mean += ratios[i]
+	}
+	n := float64(len(ratios))
+	mean /= n
+	var ss float64
+	for _, x := range ratios {
+		ss += (x - mean) * (x - mean)
+	}
+	slices.Sort(ratios)
+	median = ratios[len(ratios)/2]
+	if len(ratios)%2 == 0 {
+		median = (ratios[len(ratios)/2-1] + median) / 2
+	}
+	return median, math.Sqrt(ss/(n-1)) / math.Sqrt(n), true
+}
+
+// durations are ds in microseconds.
+func durations(ds []time.Duration) []float64 {
+	out := make([]float64, len(ds))
+	for i, d := range ds {
+		out[i] = us(d)
+	}
+	return out
 }
