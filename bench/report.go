@@ -445,7 +445,8 @@ func (r *Report) writeRounds(w io.Writer, rl *CallResult) {
 
 // roundRatio is the median over rounds of a[i]/b[i], and the standard
 // error of the ratios' mean (their standard deviation over √n): the
-// spread one run's figure carries. ok is false without two rounds of each.
+// spread one run's figure carries. ok is false unless a and b hold the
+// same two or more rounds, each of b's above zero.
 func roundRatio(a, b []float64) (median, stdErr float64, ok bool) {
 	if len(a) != len(b) || len(a) < 2 {
 		return 0, 0, false
