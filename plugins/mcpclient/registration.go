@@ -101,19 +101,9 @@ func (s *supervisor) syncLocked(list []rawTool) error {
 	if prev != nil {
 		prevSet = prev.set
 	}
-	// The status shows the generation before the registry does, so that
-	// whoever sees the new tools in the registry finds them in the status
-	// too (generation.set is for syncMu's holders alone).
-	s.mu.Lock()
-	s.gen = gen
-	s.mu.Unlock()
 	// One step: readers see the previous generation or this one, never
 	// neither; on a conflict the previous one is gone too (the seeds).
-	set, err := s.reg.Replace(s.ctx.Fiber(), prevSet, gen.batch...)
-	if err != nil {
-		s.mu.Lock()
-		s.gen = nil
-		s.mu.Unlock()
+	if err := s.swapIn(prevSet, gen); err != nil {
 		if !errors.Is(err, tools.ErrConflict) {
 			return err // the instance is being disposed
 		}
@@ -121,8 +111,27 @@ func (s *supervisor) syncLocked(list []rawTool) error {
 		s.log.Error(err.Error())
 		return err
 	}
-	gen.set = set
 	s.log.Info("tools registered", "count", len(gen.batch))
+	return nil
+}
+
+// swapIn makes gen the current generation in place of the registry's
+// set old, in one Replace. The status shows gen before the registry does,
+// so that whoever sees the new tools in the registry finds them in the
+// status too; when the Replace fails, the instance has no generation.
+// syncMu is held (generation.set is for its holders alone).
+func (s *supervisor) swapIn(old *tools.Set, gen *generation) error {
+	s.mu.Lock()
+	s.gen = gen
+	s.mu.Unlock()
+	set, err := s.reg.Replace(s.ctx.Fiber(), old, gen.batch...)
+	if err != nil {
+		s.mu.Lock()
+		s.gen = nil
+		s.mu.Unlock()
+		return err
+	}
+	gen.set = set
 	return nil
 }
 
@@ -214,18 +223,9 @@ func (s *supervisor) takeOver(pred *supervisor) error {
 			pred.releaseName()
 		}
 	}
-	// As in syncLocked, the status shows the generation first.
-	s.mu.Lock()
-	s.gen = gen
-	s.mu.Unlock()
-	set, err := s.reg.Replace(s.ctx.Fiber(), old, gen.batch...)
-	if err != nil {
-		s.mu.Lock()
-		s.gen = nil
-		s.mu.Unlock()
+	if err := s.swapIn(old, gen); err != nil {
 		return fmt.Errorf("tool registration failed, no tools registered: %w", err)
 	}
-	gen.set = set
 	s.mu.Lock()
 	x := s.stagedX
 	s.staged, s.stagedX, s.pred = nil, nil, nil
