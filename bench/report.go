@@ -430,7 +430,7 @@ func (r *Report) writeRounds(w io.Writer, rl *CallResult) {
 		if c == nil {
 			continue
 		}
-		p50, p50Err, okS := roundRatio(durations(c.RoundMedians), durations(rl.RoundMedians))
+		p50, p50Err, okS := roundRatio(micros(c.RoundMedians), micros(rl.RoundMedians))
 		thr, thrErr, okP := roundRatio(c.RoundThroughputs, rl.RoundThroughputs)
 		if !okS || !okP {
 			continue
@@ -474,8 +474,8 @@ func roundRatio(a, b []float64) (median, stdErr float64, ok bool) {
 	return median, math.Sqrt(ss/(n-1)) / math.Sqrt(n), true
 }
 
-// durations are ds in microseconds.
-func durations(ds []time.Duration) []float64 {
+// micros are ds in microseconds.
+func micros(ds []time.Duration) []float64 {
 	out := make([]float64, len(ds))
 	for i, d := range ds {
 		out[i] = us(d)
