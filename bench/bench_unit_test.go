@@ -109,3 +109,22 @@ func TestRoundRatio(t *testing.T) {
 		}
 	}
 }
+
+// The judge's lines take each stdio row round by round against the relay,
+// and leave out a row without rounds to compare.
+func TestWriteRounds(t *testing.T) {
+	relay := &CallResult{Name: NameRelayStdio, RoundMedians: []time.Duration{100, 200}, RoundThroughputs: []float64{1000, 2000}}
+	gw := &CallResult{Name: NameGatewayStdio, RoundMedians: []time.Duration{110, 220}, RoundThroughputs: []float64{900, 1800}}
+	again := &CallResult{Name: NameRelayAgain, RoundMedians: []time.Duration{100}, RoundThroughputs: []float64{1000}}
+	r := &Report{Gateway: []*CallResult{relay, gw, again}}
+	r.Options.Gateway.Callers = 16
+	var b strings.Builder
+	r.writeRounds(&b, relay)
+	out := b.String()
+	if !strings.Contains(out, "round by round (2 rounds)") || !strings.Contains(out, "gateway/stdio: p50 1.10 ± 0.00, 16-caller calls/s 0.90 ± 0.00") {
+		t.Errorf("the gateway's line is missing or wrong:\n%s", out)
+	}
+	if strings.Contains(out, NameRelayAgain) {
+		t.Errorf("a row with rounds that do not match the relay's was printed:\n%s", out)
+	}
+}
