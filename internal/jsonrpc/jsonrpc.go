@@ -8,7 +8,9 @@ package jsonrpc
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 )
@@ -136,10 +138,21 @@ func afterMember(b []byte, i int, closer byte) (next int, more, end bool) {
 }
 
 // skipString returns the index after the string starting at b[i] (a quote),
-// or -1; plain reports a string without escapes.
+// or -1; plain reports a string without escapes. Bytes that are neither a
+// quote nor a backslash go by eight at a time (escapeStops).
 func skipString(b []byte, i int) (end int, plain bool) {
 	plain = true
 	for j := i + 1; j < len(b); j++ {
+		for len(b)-j >= 8 {
+			if m := escapeStops(binary.LittleEndian.Uint64(b[j:])); m != 0 {
+				j += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			j += 8
+		}
+		if j >= len(b) {
+			break
+		}
 		switch b[j] {
 		case '\\':
 			plain = false
@@ -149,6 +162,14 @@ func skipString(b []byte, i int) (end int, plain bool) {
 		}
 	}
 	return -1, false
+}
+
+// escapeStops is stringStops for a reader that skips a string: it marks
+// quotes and backslashes only.
+func escapeStops(x uint64) uint64 {
+	q := x ^ ('"' * lowBits)
+	s := x ^ ('\\' * lowBits)
+	return ((q-lowBits)&^q | (s-lowBits)&^s) & highBits
 }
 
 // skipValue returns the index after the value starting at b[i], or -1.
@@ -280,21 +301,35 @@ func PlainBody(body []byte) bool {
 // the raw bytes of its value, in order, until f returns false. It returns
 // false when obj is not an object, a key is not plain ([PlainBody]), or f
 // returned false. key and v alias obj.
-func EachKey(obj []byte, f func(key, v []byte) bool) bool {
+func EachKey(obj []byte, f func(key, v []byte) bool) bool { return eachKey(obj, false, f) }
+
+// EachKeyValid is EachKey of bytes not known to be JSON: it also returns
+// false unless obj is one valid JSON value, as [Valid] says, checked in the
+// same pass — a reader that would call Valid and then EachKey goes over
+// the bytes once. f may have been called for the keys before the first
+// invalid byte, so a caller acts on what f saw only when it returns true.
+func EachKeyValid(obj []byte, f func(key, v []byte) bool) bool { return eachKey(obj, true, f) }
+
+func eachKey(obj []byte, validate bool, f func(key, v []byte) bool) bool {
 	i := skipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return false
 	}
 	i = skipSpace(obj, i+1)
 	if i < len(obj) && obj[i] == '}' {
-		return true
+		return !validate || skipSpace(obj, i+1) == len(obj)
 	}
 	for i < len(obj) {
 		if obj[i] != '"' {
 			return false
 		}
-		kEnd, _ := skipString(obj, i)
-		if kEnd < 0 {
+		var kEnd int
+		if validate {
+			var ok bool
+			if kEnd, ok = validString(obj, i); !ok {
+				return false
+			}
+		} else if kEnd, _ = skipString(obj, i); kEnd < 0 {
 			return false
 		}
 		key := obj[i+1 : kEnd-1]
@@ -306,13 +341,21 @@ func EachKey(obj []byte, f func(key, v []byte) bool) bool {
 			return false
 		}
 		i = skipSpace(obj, i+1)
-		vEnd := skipValue(obj, i)
-		if vEnd < 0 || !f(key, obj[i:vEnd]) {
+		var vEnd int
+		if validate {
+			var ok bool
+			if vEnd, ok = validValue(obj, i, 1); !ok {
+				return false
+			}
+		} else if vEnd = skipValue(obj, i); vEnd < 0 {
+			return false
+		}
+		if !f(key, obj[i:vEnd]) {
 			return false
 		}
 		next, more, end := afterMember(obj, skipSpace(obj, vEnd), '}')
 		if !more {
-			return end
+			return end && (!validate || skipSpace(obj, next) == len(obj))
 		}
 		i = skipSpace(obj, next)
 	}

@@ -50,15 +50,25 @@ func FuzzValid(f *testing.F) {
 	})
 }
 
+// bigResult is a tools/call result of one text block of about n bytes
+// that reads like a file: lines of source with tabs and quotes, each line
+// ending in an escaped newline, and a non-ASCII character now and then.
+func bigResult(n int) []byte {
+	const line = `\tif err := f(ctx, \"café\"); err != nil { return fmt.Errorf(\"step: %w\", err) }\n`
+	return []byte(`{"content":[{"type":"text","text":"` + strings.Repeat(line, n/len(line)+1) + `"}]}`)
+}
+
 // BenchmarkValid compares Valid with encoding/json.Valid on a call's
-// request line and a result.
+// request line, a result, and a result of 64 KiB.
 func BenchmarkValid(b *testing.B) {
 	inputs := map[string][]byte{
 		"line":   []byte(`{"jsonrpc":"2.0","id":12345,"method":"tools/call","params":{"name":"mcp__bench__echo","arguments":{"message":"hello"}}}`),
 		"result": []byte(`{"content":[{"type":"text","text":"echo: hello"}],"structuredContent":{"n":[1,2.5,-3e2,true,false,null]}}`),
+		"64KiB":  bigResult(64 << 10),
 	}
 	for name, in := range inputs {
 		b.Run(name+"/jsonrpc", func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
 			for b.Loop() {
 				if !Valid(in) {
 					b.Fatal("invalid")
@@ -66,11 +76,87 @@ func BenchmarkValid(b *testing.B) {
 			}
 		})
 		b.Run(name+"/encoding-json", func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
 			for b.Loop() {
 				if !json.Valid(in) {
 					b.Fatal("invalid")
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkScan is the reading of a response of each size: Scan, which
+// skips the result, and ScanValid, which checks it on the way.
+func BenchmarkScan(b *testing.B) {
+	for name, result := range map[string][]byte{"small": []byte(`{"content":[{"type":"text","text":"echo: hello"}]}`), "64KiB": bigResult(64 << 10)} {
+		line := append(append([]byte(`{"jsonrpc":"2.0","id":"h12","result":`), result...), '}')
+		for _, validate := range []bool{false, true} {
+			b.Run(name+map[bool]string{false: "/Scan", true: "/ScanValid"}[validate], func(b *testing.B) {
+				b.SetBytes(int64(len(line)))
+				for b.Loop() {
+					if _, ok := scan(line, validate); !ok {
+						b.Fatal("not scanned")
+					}
+				}
+			})
+		}
+	}
+}
+
+// Strings are read eight bytes at a time: a byte that stops the reader (a
+// quote, an escape, a control character) at every place in and around a
+// word, in strings of every length up to three words, is read as
+// encoding/json reads it, by Valid and by Scan's skipping alike.
+func TestStringsAtWordBoundaries(t *testing.T) {
+	t.Parallel()
+	stops := []string{`\"`, `\\`, `\n`, `\u00e9`, `\u00`, `\x`, "\x01", "\x1f", "\x7f", "\x80", "\xe2\x80\xa8", "\xff", `"`, `\`}
+	for n := 0; n <= 24; n++ {
+		for at := 0; at <= n; at++ {
+			for _, stop := range stops {
+				body := strings.Repeat("a", at) + stop + strings.Repeat("b", n-at)
+				for _, s := range []string{`"` + body + `"`, `{"k":"` + body + `","n":1}`, `["` + body + `",2]`} {
+					if got, want := Valid([]byte(s)), json.Valid([]byte(s)); got != want {
+						t.Fatalf("Valid(%q) = %v, encoding/json says %v", s, got, want)
+					}
+				}
+				line := `{"id":"` + body + `","result":1}`
+				if json.Valid([]byte(line)) {
+					checkScan(t, []byte(line))
+				}
+				if end, _ := skipString([]byte(`"`+body+`"`), 0); json.Valid([]byte(`"`+body+`"`)) && end != len(body)+2 {
+					t.Fatalf("skipString(%q) = %d, want %d", `"`+body+`"`, end, len(body)+2)
+				}
+			}
+		}
+	}
+}
+
+// EachKeyValid is Valid and EachKey in one pass: it agrees with the two on
+// every input, and gives f the same keys and values.
+func FuzzEachKeyValid(f *testing.F) {
+	for _, c := range append(append([]string{`{"a":1} x`, `{"a":1}  `, `{} {}`, `{"a":[1,}`, "{\"\xff\":1}"}, validCases...), scanCases...) {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) { checkEachKeyValid(t, b) })
+}
+
+func checkEachKeyValid(t *testing.T, b []byte) {
+	t.Helper()
+	var got, want []string
+	okGot := EachKeyValid(b, func(k, v []byte) bool { got = append(got, string(k), string(v)); return true })
+	okWant := Valid(b) && EachKey(b, func(k, v []byte) bool { want = append(want, string(k), string(v)); return true })
+	if okGot != okWant {
+		t.Fatalf("EachKeyValid(%q) = %v; Valid and EachKey say %v", b, okGot, okWant)
+	}
+	if okGot && strings.Join(got, "\x00") != strings.Join(want, "\x00") {
+		t.Fatalf("EachKeyValid(%q) saw %q; EachKey %q", b, got, want)
+	}
+}
+
+func TestEachKeyValid(t *testing.T) {
+	t.Parallel()
+	for _, c := range append(append([]string{`{"a":1} x`, `{"a":1}  `, `{} {}`, ` {} `, `{"a":[1,}`, `{"a":"\x"}`, "{\"\xff\":1}", `{"a":1,"b":{"c":[true,null]}}`}, validCases...), scanCases...) {
+		checkEachKeyValid(t, []byte(c))
 	}
 }
