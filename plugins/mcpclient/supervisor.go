@@ -808,11 +808,9 @@ func (s *supervisor) callResult(ctx context.Context, res json.RawMessage, raw st
 // that the caller can decode what it gets; any other result is mapped as
 // for the model, which says what is wrong with it.
 func rawOnly(raw json.RawMessage) (_ tools.Result, ok bool) {
-	if !jsonrpc.Valid(raw) { // the read path does not validate what it skips
-		return tools.Result{}, false
-	}
 	var isError, content bool
-	ok = jsonrpc.EachKey(raw, func(key, v []byte) bool {
+	// Validated as it is read: the read path does not validate what it skips.
+	ok = jsonrpc.EachKeyValid(raw, func(key, v []byte) bool {
 		switch {
 		case bytes.EqualFold(key, []byte("content")):
 			content = v[0] == '['

@@ -47,22 +47,33 @@ func benchGateway(b *testing.B, ctx context.Context, tool tools.Tool) *Gateway {
 
 // BenchmarkStdioCall is the gateway's own share of a call: a native tool
 // that answers at once, called over ServeStdio through pipes, one call at a
-// time.
+// time. started-64KiB is a started call whose result is a text of 64 KiB
+// that reads like a file (lines, tabs, quotes, a non-ASCII letter): what a
+// server's read_file answers, and where the gateway's passes over the bytes
+// show.
 func BenchmarkStdioCall(b *testing.B) {
-	for _, mode := range []string{"text", "raw", "started"} {
+	small := json.RawMessage(`{"content":[{"type":"text","text":"echo: hello"}]}`)
+	const line = `\tif err := f(ctx, \"café\"); err != nil { return fmt.Errorf(\"step: %w\", err) }\n`
+	big := json.RawMessage(`{"content":[{"type":"text","text":"` + strings.Repeat(line, 64<<10/len(line)) + `"}]}`)
+	for _, mode := range []string{"text", "raw", "started", "started-64KiB"} {
 		raw := mode != "text"
 		b.Run(mode, func(b *testing.B) {
 			tool := tools.Tool{Name: "echo", Execute: func(context.Context, json.RawMessage) (tools.Result, error) {
 				if raw {
-					return tools.Result{Text: "echo: hello", Raw: json.RawMessage(`{"content":[{"type":"text","text":"echo: hello"}]}`)}, nil
+					return tools.Result{Text: "echo: hello", Raw: small}, nil
 				}
 				return tools.Result{Text: "echo: hello"}, nil
 			}}
-			if mode == "started" {
+			if strings.HasPrefix(mode, "started") {
 				// As an MCP server's tool over stdio: the call is started,
 				// and its result given at once.
+				res := small
+				if mode == "started-64KiB" {
+					res = big
+					b.SetBytes(int64(len(big)))
+				}
 				tool.Start = func(_ context.Context, _ json.RawMessage, done func(tools.Result, error)) bool {
-					done(tools.Result{Text: "echo: hello", Raw: json.RawMessage(`{"content":[{"type":"text","text":"echo: hello"}]}`)}, nil)
+					done(tools.Result{Text: "echo: hello", Raw: res}, nil)
 					return true
 				}
 			}
@@ -73,7 +84,7 @@ func BenchmarkStdioCall(b *testing.B) {
 			outR, outW := io.Pipe()
 			done := make(chan struct{})
 			go func() { _ = gw.ServeStdio(ctx, inR, outW); outW.Close(); close(done) }()
-			out := bufio.NewReader(outR)
+			out := bufio.NewReaderSize(outR, 1<<20)
 			io.WriteString(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"0"}}}`+"\n")
 			out.ReadSlice('\n')
 			var buf []byte

@@ -3,8 +3,10 @@ package mcpserver
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 
@@ -230,11 +232,8 @@ func appendTextResult(dst []byte, text string, isError bool) []byte {
 // another type, a key in another case, a repeated key, an isError that is
 // not a boolean), and for invalid JSON.
 func appendRawResult(dst []byte, raw json.RawMessage) (_ []byte, ok bool) {
-	if !jsonrpc.Valid(raw) {
-		return dst, false
-	}
 	var content, isError, structured []byte
-	ok = jsonrpc.EachKey(raw, func(key, v []byte) bool {
+	ok = jsonrpc.EachKeyValid(raw, func(key, v []byte) bool {
 		switch string(key) {
 		case "content":
 			if content != nil || v[0] != '[' {
@@ -309,12 +308,26 @@ func knownBlock(block []byte) bool {
 // between its tokens, with <, >, &, U+2028 and U+2029 escaped: what
 // encoding/json writes for a json.Marshaler's output. Runs of bytes that
 // need nothing are copied whole; a table says, for the bytes inside a
-// string and for those outside, which do.
+// string and for those outside, which do, and inside a string, where a
+// result's text is, eight bytes at a time go by up to the first that may
+// (htmlStops).
 func appendCompactHTML(dst, src []byte) []byte {
 	const hex = "0123456789abcdef"
 	inString := false
 	start := 0
 	for i := 0; i < len(src); i++ {
+		if inString {
+			for len(src)-i >= 8 {
+				if m := htmlStops(binary.LittleEndian.Uint64(src[i:])); m != 0 {
+					i += bits.TrailingZeros64(m) >> 3
+					break
+				}
+				i += 8
+			}
+			if i >= len(src) {
+				break
+			}
+		}
 		c := src[i]
 		if !compactStops[b2i(inString)][c] {
 			continue
@@ -341,6 +354,22 @@ func appendCompactHTML(dst, src []byte) []byte {
 		}
 	}
 	return append(dst, src[start:]...)
+}
+
+// htmlStops marks, in the eight bytes of x read little-endian, those that
+// may stop appendCompactHTML inside a string: the ones compactStops[1]
+// holds. A marked byte has its high bit set; (y - 1) &^ y marks the zero
+// bytes of y, and a borrow can mark a byte above a marked one, never
+// below, so the lowest mark is the first stop. A quote and an ampersand
+// (0x22, 0x26) differ in one bit, as do < and > (0x3c, 0x3e): setting
+// that bit tests for both at once.
+func htmlStops(x uint64) uint64 {
+	const low, high = 0x0101010101010101, 0x8080808080808080
+	quoteAmp := (x | 0x04*low) ^ ('&' * low)
+	angle := (x | 0x02*low) ^ ('>' * low)
+	backslash := x ^ ('\\' * low)
+	lineSep := x ^ (0xe2 * low) // the first byte of U+2028 and U+2029
+	return ((quoteAmp-low)&^quoteAmp | (angle-low)&^angle | (backslash-low)&^backslash | (lineSep-low)&^lineSep) & high
 }
 
 // compactStops are the bytes appendCompactHTML looks at: [0] outside a

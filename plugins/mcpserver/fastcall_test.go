@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -337,5 +338,32 @@ func TestKnownMethods(t *testing.T) {
 		}
 	}); n != 0 {
 		t.Errorf("reading the envelope of a call allocates %v times", n)
+	}
+}
+
+// Inside a string appendCompactHTML goes eight bytes at a time: a byte it
+// must escape or look at, at every place in and around a word, in strings
+// of every length up to three words, is written as encoding/json writes a
+// Marshaler's output (compacted, then HTML-escaped).
+func TestAppendCompactHTMLAtWordBoundaries(t *testing.T) {
+	t.Parallel()
+	stops := []string{`\"`, `\\`, `\n`, `\u00e9`, "<", ">", "&", "\u2028", "\u2029", "\xe2\x80\xa7", "\xe2", "é", `"`}
+	for n := 0; n <= 24; n++ {
+		for at := 0; at <= n; at++ {
+			for _, stop := range stops {
+				body := strings.Repeat("a", at) + stop + strings.Repeat("b", n-at)
+				for _, src := range []string{`"` + body + `"`, `{ "k" : "` + body + `" , "n" : [ 1 , "` + body + `" ] }`} {
+					var want bytes.Buffer
+					if json.Compact(&want, []byte(src)) != nil {
+						continue // not JSON: appendCompactHTML takes only JSON
+					}
+					var escaped bytes.Buffer
+					json.HTMLEscape(&escaped, want.Bytes())
+					if got := appendCompactHTML(nil, []byte(src)); string(got) != escaped.String() {
+						t.Fatalf("appendCompactHTML(%q) = %q, want %q", src, got, escaped.String())
+					}
+				}
+			}
+		}
 	}
 }
