@@ -257,7 +257,15 @@ type lineReader struct {
 	br       *bufio.Reader
 	partial  []byte // a line begun before an interruption, or longer than the buffer
 	skipping []byte // the start of an over-long line being consumed, or nil
+	// spare is the memory of the last line longer than the buffer, for
+	// the next one: a server whose results are larger than the buffer
+	// sends them at every call. Kept up to maxSpare.
+	spare []byte
 }
+
+// maxSpare bounds the memory a lineReader keeps for long lines between
+// them.
+const maxSpare = 256 << 10
 
 // buffered reports whether a whole line is buffered, to be read without
 // waiting.
@@ -302,6 +310,9 @@ func (r *lineReader) next(limit, head int) (line, tooLong []byte, err error) {
 			r.skipping = nil
 			return nil, start, err
 		case !complete:
+			if r.partial == nil && len(chunk) > 0 {
+				r.partial, r.spare = r.spare[:0], nil
+			}
 			r.partial = append(r.partial, chunk...)
 			if full {
 				continue
@@ -310,6 +321,9 @@ func (r *lineReader) next(limit, head int) (line, tooLong []byte, err error) {
 		case r.partial != nil:
 			line := append(r.partial, chunk...)
 			r.partial = nil
+			if cap(line) <= maxSpare {
+				r.spare = line[:0] // the caller has the line until the next call, no longer
+			}
 			return line, nil, err
 		}
 		return chunk, nil, err // the usual case: the line in one piece

@@ -624,6 +624,41 @@ func TestLineReaderResumes(t *testing.T) {
 	}
 }
 
+// Lines longer than the buffer come whole, each its own, and the memory of
+// one is the next one's: a server whose every result is larger than the
+// buffer costs no allocation per line to read.
+func TestLineReaderLongLines(t *testing.T) {
+	var in strings.Builder
+	var want []string
+	for i := range 50 {
+		line := strings.Repeat(string(rune('a'+i%26)), 40+i%7) + "\n"
+		want = append(want, line)
+		in.WriteString(line)
+		if i%5 == 0 {
+			want = append(want, "short\n")
+			in.WriteString("short\n")
+		}
+	}
+	lr := newLineReader(strings.NewReader(in.String()), 16)
+	for i, w := range want {
+		line, head, err := lr.next(1000, 8)
+		if err != nil || head != nil || string(line) != w {
+			t.Fatalf("line %d = %q (head %q, %v), want %q", i, line, head, err, w)
+		}
+	}
+	long := strings.Repeat("z", 100) + "\n"
+	r := strings.NewReader("")
+	lr = newLineReader(r, 16)
+	if allocs := testing.AllocsPerRun(100, func() {
+		r.Reset(long)
+		if line, _, _ := lr.next(1000, 8); string(line) != long {
+			t.Fatalf("got %q", line)
+		}
+	}); allocs != 0 {
+		t.Errorf("%v allocations a long line, want 0", allocs)
+	}
+}
+
 // The read path at work: between calls the reader goroutine reads (a
 // notification after each answer reaches us while no caller waits), and
 // the next caller takes the right to read from it, every time.

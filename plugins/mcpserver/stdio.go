@@ -513,10 +513,15 @@ func (c *stdioConn) answered(r *request, res tools.Result) {
 	// keeps, and a write keeps nothing.
 	c.abuf = appendAnswer(c.abuf[:0], r.id, res)
 	c.writeHeldLocked(c.abuf, res.Burst)
-	if cap(c.abuf) > 64<<10 {
+	if cap(c.abuf) > maxAnswerBuffer {
 		c.abuf = nil // keep no large answer around
 	}
 }
+
+// maxAnswerBuffer bounds the buffer a connection keeps for the answers of
+// fast calls between them: one a server's larger results, sent at every
+// call, reuse.
+const maxAnswerBuffer = 256 << 10
 
 // finish ends a request a worker served: it is no longer in flight, and
 // its answer, if any, is written — unless the client cancelled it.
