@@ -24,6 +24,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -38,8 +39,9 @@ import (
 
 // target is one command under load, and the tool it calls.
 type target struct {
-	args []string
-	tool string
+	args      []string
+	tool      string
+	arguments string // a JSON object
 }
 
 // round is what one round of calls measured.
@@ -61,7 +63,7 @@ func main() {
 		targets = append(targets, target{args: f, tool: tool})
 		return nil
 	})
-	flag.Func("tool", "the tool the -cmd before it calls, with {\"text\":\"hello\"} (default echo)", func(s string) error {
+	flag.Func("tool", "the tool the -cmd before it calls, with -arguments (default echo)", func(s string) error {
 		tool = s
 		if len(targets) > 0 {
 			targets[len(targets)-1].tool = s
@@ -72,10 +74,14 @@ func main() {
 	calls := flag.Int("calls", 40000, "calls per round")
 	rounds := flag.Int("rounds", 2, "rounds per run of a command")
 	alternate := flag.Int("alternate", 4, "runs of every command, in turn")
+	arguments := flag.String("arguments", `{"text":"hello"}`, "the arguments of every call, a JSON object (for the fixture's big, say {\"bytes\":65536})")
 	flag.Parse()
-	if len(targets) == 0 || *callers < 1 || *calls < *callers {
+	if len(targets) == 0 || *callers < 1 || *calls < *callers || !jsonObject(*arguments) {
 		flag.Usage()
 		os.Exit(2)
+	}
+	for i := range targets {
+		targets[i].arguments = *arguments
 	}
 	results := make([][]round, len(targets))
 	for range *alternate {
@@ -136,13 +142,13 @@ func run(t target, callers, calls, rounds int) ([]round, error) {
 		_ = cmd.Wait()
 		out[1].Close()
 	}()
-	c := &client{w: in[1], r: bufio.NewReaderSize(out[1], 64<<10)}
+	c := &client{w: in[1], r: bufio.NewReaderSize(out[1], 4<<20)}
 	if err := c.open(t.tool); err != nil {
 		return nil, err
 	}
 	var got []round
 	for range rounds {
-		r, err := c.round(cmd.Process.Pid, t.tool, callers, calls)
+		r, err := c.round(cmd.Process.Pid, t.tool, t.arguments, callers, calls)
 		if err != nil {
 			return nil, err
 		}
@@ -217,7 +223,7 @@ func (c *client) answer() ([]byte, error) {
 // round makes calls with callers in flight and measures them. Caller i's
 // requests have ids i, i+callers, …: the reader hands each answer to its
 // caller by the id's remainder.
-func (c *client) round(pid int, tool string, callers, calls int) (round, error) {
+func (c *client) round(pid int, tool, arguments string, callers, calls int) (round, error) {
 	answered := make([]chan struct{}, callers)
 	for i := range answered {
 		answered[i] = make(chan struct{}, 1)
@@ -253,7 +259,7 @@ func (c *client) round(pid int, tool string, callers, calls int) (round, error) 
 			defer wg.Done()
 			for k := 1; k <= per; k++ {
 				id := strconv.Itoa(k*callers + i)
-				if c.send(`{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"name":"`+tool+`","arguments":{"text":"hello"}}}`) != nil {
+				if c.send(`{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"name":"`+tool+`","arguments":`+arguments+`}}`) != nil {
 					return
 				}
 				<-answered[i]
@@ -334,4 +340,10 @@ func cpuTime(pid int) (time.Duration, error) {
 	}
 	const ticksPerSecond = 100 // USER_HZ
 	return time.Duration(utime+stime) * time.Second / ticksPerSecond, nil
+}
+
+// jsonObject reports whether s is a JSON object.
+func jsonObject(s string) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal([]byte(s), &m) == nil && m != nil
 }
