@@ -8,9 +8,7 @@ package jsonrpc
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
-	"math/bits"
 	"strconv"
 	"unicode/utf8"
 )
@@ -144,8 +142,8 @@ func skipString(b []byte, i int) (end int, plain bool) {
 	plain = true
 	for j := i + 1; j < len(b); j++ {
 		for len(b)-j >= 8 {
-			if m := escapeStops(binary.LittleEndian.Uint64(b[j:])); m != 0 {
-				j += bits.TrailingZeros64(m) >> 3
+			if m := escapeStops(Word(b, j)); m != 0 {
+				j += FirstMark(m)
 				break
 			}
 			j += 8
@@ -162,14 +160,6 @@ func skipString(b []byte, i int) (end int, plain bool) {
 		}
 	}
 	return -1, false
-}
-
-// escapeStops is stringStops for a reader that skips a string: it marks
-// quotes and backslashes only.
-func escapeStops(x uint64) uint64 {
-	q := x ^ ('"' * lowBits)
-	s := x ^ ('\\' * lowBits)
-	return ((q-lowBits)&^q | (s-lowBits)&^s) & highBits
 }
 
 // skipValue returns the index after the value starting at b[i], or -1.

@@ -1,10 +1,5 @@
 package jsonrpc
 
-import (
-	"encoding/binary"
-	"math/bits"
-)
-
 // Valid reports whether b is one JSON value, with white space around it
 // allowed: what encoding/json.Valid reports, for every input (FuzzValid),
 // in a quarter to a half of its time (BenchmarkValid: 97 against 345 ns
@@ -64,8 +59,8 @@ func literal(b []byte, i int, word string) (int, bool) {
 func validString(b []byte, i int) (int, bool) {
 	for i++; i < len(b); i++ {
 		for len(b)-i >= 8 {
-			if m := stringStops(binary.LittleEndian.Uint64(b[i:])); m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
+			if m := stringStops(Word(b, i)); m != 0 {
+				i += FirstMark(m)
 				break
 			}
 			i += 8
@@ -96,25 +91,6 @@ func validString(b []byte, i int) (int, bool) {
 		}
 	}
 	return i, false
-}
-
-// The bytes of a word, for SWAR tests: each byte's lowest bit, and each
-// byte's highest.
-const (
-	lowBits  = 0x0101010101010101
-	highBits = 0x8080808080808080
-)
-
-// stringStops marks, in the eight bytes of x read little-endian, those a
-// reader of a string must look at: a quote, a backslash, a control
-// character (below 0x20). A marked byte has its high bit set. Each test is
-// (x - n) &^ x, which marks bytes below n (for n up to 0x80; a quote or a
-// backslash is a zero byte of x XOR itself). A borrow can mark a byte
-// above a marked one, never below: the lowest mark is the first stop.
-func stringStops(x uint64) uint64 {
-	q := x ^ ('"' * lowBits)
-	s := x ^ ('\\' * lowBits)
-	return ((x-0x20*lowBits)&^x | (q-lowBits)&^q | (s-lowBits)&^s) & highBits
 }
 
 func isHex(c byte) bool {

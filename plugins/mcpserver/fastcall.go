@@ -3,10 +3,8 @@ package mcpserver
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"math/bits"
 	"strconv"
 	"unicode/utf8"
 
@@ -318,8 +316,8 @@ func appendCompactHTML(dst, src []byte) []byte {
 	for i := 0; i < len(src); i++ {
 		if inString {
 			for len(src)-i >= 8 {
-				if m := htmlStops(binary.LittleEndian.Uint64(src[i:])); m != 0 {
-					i += bits.TrailingZeros64(m) >> 3
+				if m := htmlStops(jsonrpc.Word(src, i)); m != 0 {
+					i += jsonrpc.FirstMark(m)
 					break
 				}
 				i += 8
@@ -356,20 +354,15 @@ func appendCompactHTML(dst, src []byte) []byte {
 	return append(dst, src[start:]...)
 }
 
-// htmlStops marks, in the eight bytes of x read little-endian, those that
-// may stop appendCompactHTML inside a string: the ones compactStops[1]
-// holds. A marked byte has its high bit set; (y - 1) &^ y marks the zero
-// bytes of y, and a borrow can mark a byte above a marked one, never
-// below, so the lowest mark is the first stop. A quote and an ampersand
-// (0x22, 0x26) differ in one bit, as do < and > (0x3c, 0x3e): setting
-// that bit tests for both at once.
+// htmlStops marks (as internal/jsonrpc's string readers mark theirs) the bytes of a word that
+// may stop appendCompactHTML inside a string: those compactStops[1] holds.
+// A quote and an ampersand (0x22, 0x26) differ in one bit, as do < and >
+// (0x3c, 0x3e): with that bit set, one test finds both.
 func htmlStops(x uint64) uint64 {
-	const low, high = 0x0101010101010101, 0x8080808080808080
-	quoteAmp := (x | 0x04*low) ^ ('&' * low)
-	angle := (x | 0x02*low) ^ ('>' * low)
-	backslash := x ^ ('\\' * low)
-	lineSep := x ^ (0xe2 * low) // the first byte of U+2028 and U+2029
-	return ((quoteAmp-low)&^quoteAmp | (angle-low)&^angle | (backslash-low)&^backslash | (lineSep-low)&^lineSep) & high
+	return (jsonrpc.Zeros((x|jsonrpc.Spread(0x04))^jsonrpc.Spread('&')) |
+		jsonrpc.Zeros((x|jsonrpc.Spread(0x02))^jsonrpc.Spread('>')) |
+		jsonrpc.Zeros(x^jsonrpc.Spread('\\')) |
+		jsonrpc.Zeros(x^jsonrpc.Spread(0xe2))) & jsonrpc.HighBits // 0xe2: the first byte of U+2028 and U+2029
 }
 
 // compactStops are the bytes appendCompactHTML looks at: [0] outside a
