@@ -169,10 +169,13 @@ func (r *rpc) readOwn(ctx context.Context, ch chan *inMsg) (*inMsg, error) {
 			return answer(resp)
 		default:
 		}
+		// Rearm, then look at ctx: its hook interrupts after ctx ends, so
+		// an end that came before the rearm (whose kick the rearm undoes)
+		// is seen here, and one after it kicks the read.
+		r.path.f.rearm()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		r.path.f.rearm()
 		if err := r.readOne(); err != nil {
 			if errors.Is(err, errInterrupted) {
 				continue // a kick: look at ch and ctx again
