@@ -203,8 +203,8 @@ func (f *lineFraming) Write(ctx context.Context, m *outMsg) error {
 		_, err = f.p.stdin.Write(f.wbuf[n:])
 		_ = f.p.stdin.SetWriteDeadline(time.Time{})
 	}
-	if cap(f.wbuf) > 64<<10 {
-		f.wbuf = nil // keep no large message around
+	if cap(f.wbuf) > maxSpare {
+		f.wbuf = nil // keep no very large message around
 	}
 	f.writeMu.Unlock()
 	if err == nil {
@@ -264,7 +264,8 @@ type lineReader struct {
 }
 
 // maxSpare bounds the memory a lineReader keeps for long lines between
-// them.
+// them, and the write buffer a framing keeps for long requests (a client
+// that writes files sends them at every call).
 const maxSpare = 256 << 10
 
 // buffered reports whether a whole line is buffered, to be read without

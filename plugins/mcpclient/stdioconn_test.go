@@ -754,3 +754,22 @@ exec cat >/dev/null`)
 		t.Fatal("c was not written")
 	}
 }
+
+// A request longer than 64 KiB (a file written through a tool) reuses the
+// framing's write buffer: none is made for each one.
+func TestStdioConnLongRequestsReuseTheWriteBuffer(t *testing.T) {
+	c := startScript(t, `cat >/dev/null`)
+	data := []byte(`{"jsonrpc":"2.0","method":"notifications/x","params":{"text":"` + strings.Repeat("z", 100<<10) + `"}}`)
+	m := &outMsg{data: data, method: "notifications/x"}
+	ctx := context.Background()
+	if err := c.f.Write(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	if allocs := testing.AllocsPerRun(20, func() {
+		if err := c.f.Write(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}); allocs != 0 {
+		t.Errorf("%v allocations a request of 100 KiB, want 0", allocs)
+	}
+}
