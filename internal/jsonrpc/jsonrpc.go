@@ -301,55 +301,63 @@ func EachKey(obj []byte, f func(key, v []byte) bool) bool { return eachKey(obj, 
 func EachKeyValid(obj []byte, f func(key, v []byte) bool) bool { return eachKey(obj, true, f) }
 
 func eachKey(obj []byte, validate bool, f func(key, v []byte) bool) bool {
-	i := skipSpace(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
-		return false
+	end, ok := objectAt(obj, skipSpace(obj, 0), validate, f)
+	return ok && (!validate || skipSpace(obj, end) == len(obj))
+}
+
+// objectAt walks the object that starts at b[i], calling f as EachKey
+// does, and returns the index just after it; ok is false when there is no
+// object there, a key is not plain, or f returned false. With validate,
+// every key and value is checked as Valid would.
+func objectAt(b []byte, i int, validate bool, f func(key, v []byte) bool) (end int, ok bool) {
+	if i >= len(b) || b[i] != '{' {
+		return i, false
 	}
-	i = skipSpace(obj, i+1)
-	if i < len(obj) && obj[i] == '}' {
-		return !validate || skipSpace(obj, i+1) == len(obj)
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, true
 	}
-	for i < len(obj) {
-		if obj[i] != '"' {
-			return false
+	for i < len(b) {
+		if b[i] != '"' {
+			return i, false
 		}
 		var kEnd int
 		if validate {
 			var ok bool
-			if kEnd, ok = validString(obj, i); !ok {
-				return false
+			if kEnd, ok = validString(b, i); !ok {
+				return i, false
 			}
-		} else if kEnd, _ = skipString(obj, i); kEnd < 0 {
-			return false
+		} else if kEnd, _ = skipString(b, i); kEnd < 0 {
+			return i, false
 		}
-		key := obj[i+1 : kEnd-1]
+		key := b[i+1 : kEnd-1]
 		if !PlainBody(key) {
-			return false
+			return i, false
 		}
-		i = skipSpace(obj, kEnd)
-		if i >= len(obj) || obj[i] != ':' {
-			return false
+		i = skipSpace(b, kEnd)
+		if i >= len(b) || b[i] != ':' {
+			return i, false
 		}
-		i = skipSpace(obj, i+1)
+		i = skipSpace(b, i+1)
 		var vEnd int
 		if validate {
 			var ok bool
-			if vEnd, ok = validValue(obj, i, 1); !ok {
-				return false
+			if vEnd, ok = validValue(b, i, 1); !ok {
+				return i, false
 			}
-		} else if vEnd = skipValue(obj, i); vEnd < 0 {
-			return false
+		} else if vEnd = skipValue(b, i); vEnd < 0 {
+			return i, false
 		}
-		if !f(key, obj[i:vEnd]) {
-			return false
+		if !f(key, b[i:vEnd]) {
+			return i, false
 		}
-		next, more, end := afterMember(obj, skipSpace(obj, vEnd), '}')
+		next, more, closed := afterMember(b, skipSpace(b, vEnd), '}')
 		if !more {
-			return end && (!validate || skipSpace(obj, next) == len(obj))
+			return next, closed
 		}
-		i = skipSpace(obj, next)
+		i = skipSpace(b, next)
 	}
-	return false
+	return i, false
 }
 
 // EachElement calls f with the raw bytes of every element of the JSON
@@ -367,6 +375,35 @@ func EachElement(arr []byte, f func(v []byte) bool) bool {
 	for i < len(arr) {
 		end := skipValue(arr, i)
 		if end < 0 || !f(arr[i:end]) {
+			return false
+		}
+		next, more, closed := afterMember(arr, skipSpace(arr, end), ']')
+		if !more {
+			return closed
+		}
+		i = skipSpace(arr, next)
+	}
+	return false
+}
+
+// EachObject walks the JSON array arr (valid JSON) whose elements are all
+// objects, in one pass: for each element, key is called with its members
+// as [EachKey] calls f, and then elem with the whole element. It returns
+// false when arr is not such an array, a key is not plain, or a callback
+// returned false — what EachElement with EachKey inside would say, without
+// going over each element twice.
+func EachObject(arr []byte, key func(k, v []byte) bool, elem func(obj []byte) bool) bool {
+	i := skipSpace(arr, 0)
+	if i >= len(arr) || arr[i] != '[' {
+		return false
+	}
+	i = skipSpace(arr, i+1)
+	if i < len(arr) && arr[i] == ']' {
+		return true
+	}
+	for i < len(arr) {
+		end, ok := objectAt(arr, i, false, key)
+		if !ok || !elem(arr[i:end]) {
 			return false
 		}
 		next, more, closed := afterMember(arr, skipSpace(arr, end), ']')

@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -158,5 +159,56 @@ func TestEachKeyValid(t *testing.T) {
 	t.Parallel()
 	for _, c := range append(append([]string{`{"a":1} x`, `{"a":1}  `, `{} {}`, ` {} `, `{"a":[1,}`, `{"a":"\x"}`, "{\"\xff\":1}", `{"a":1,"b":{"c":[true,null]}}`}, validCases...), scanCases...) {
 		checkEachKeyValid(t, []byte(c))
+	}
+}
+
+// EachObject says what EachElement with EachKey inside says, on valid
+// JSON, and sees the same keys and elements; on other bytes it returns
+// without a panic.
+func FuzzEachObject(f *testing.F) {
+	for _, c := range append(append([]string{`[]`, ` [ {} , {"a":1} ] `, `[{"a":1},2]`, `[{"stop":1},{"b":2}]`, `[{"a":[{"b":1}]},{"c":"}]"}]`, `[{"a\u0062":1}]`, `[{"a":1}`, `[{"a":1},]`}, validCases...), scanCases...) {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) { checkEachObject(t, b) })
+}
+
+func TestEachObject(t *testing.T) {
+	t.Parallel()
+	for _, c := range append(append([]string{`[]`, ` [ {} , {"a":1} ] `, `[{"a":1},2]`, `[2,{"a":1}]`, `[{"stop":1},{"b":2}]`, `[{"a":1},{"stop":1}]`, `[{"a":[{"b":1}]},{"c":"}]"}]`, `[{"a\u0062":1}]`, `{"a":1}`, `[{"a":1}`, `[{"a":1},]`, `[{"a":1} {"b":2}]`}, validCases...), scanCases...) {
+		checkEachObject(t, []byte(c))
+	}
+	// What the gateway asks of a result's content, on its own.
+	var types []string
+	ok := EachObject([]byte(`[{"type":"text","text":"a"}, {"text":"b","type":"image"}]`),
+		func(k, v []byte) bool {
+			if string(k) == "type" {
+				types = append(types, string(v))
+			}
+			return true
+		},
+		func(obj []byte) bool { types = append(types, string(obj)); return true })
+	want := []string{`"text"`, `{"type":"text","text":"a"}`, `"image"`, `{"text":"b","type":"image"}`}
+	if !ok || !slices.Equal(types, want) {
+		t.Errorf("EachObject saw %v %q, want true %q", ok, types, want)
+	}
+}
+
+func checkEachObject(t *testing.T, b []byte) {
+	t.Helper()
+	var got, want []string
+	key := func(seen *[]string) func(k, v []byte) bool {
+		return func(k, v []byte) bool { *seen = append(*seen, string(k), string(v)); return string(k) != "stop" }
+	}
+	elem := func(seen *[]string) func(obj []byte) bool {
+		return func(obj []byte) bool { *seen = append(*seen, "elem", string(obj)); return true }
+	}
+	okGot := EachObject(b, key(&got), elem(&got))
+	if !Valid(b) {
+		return // no promise but no panic
+	}
+	wantKey, wantElem := key(&want), elem(&want)
+	okWant := EachElement(b, func(v []byte) bool { return EachKey(v, wantKey) && wantElem(v) })
+	if okGot != okWant || strings.Join(got, "\x00") != strings.Join(want, "\x00") {
+		t.Fatalf("EachObject(%q) = %v, saw %q; EachElement and EachKey say %v, %q", b, okGot, got, okWant, want)
 	}
 }

@@ -258,11 +258,19 @@ func appendRawResult(dst []byte, raw json.RawMessage) (_ []byte, ok bool) {
 	}
 	start := len(dst)
 	dst = append(dst, `{"content":[`...)
+	// Each block's keys are walked on the way through the array (one pass
+	// over the block, not one to find its end and another for its type).
+	var typed bool
 	first := true
-	ok = jsonrpc.EachElement(content, func(block []byte) bool {
-		if !knownBlock(block) {
+	ok = jsonrpc.EachObject(content, func(key, v []byte) bool {
+		ok, isType := blockKey(key, v, typed)
+		typed = typed || isType
+		return ok
+	}, func(block []byte) bool {
+		if !typed {
 			return false
 		}
+		typed = false
 		if !first {
 			dst = append(dst, ',')
 		}
@@ -284,22 +292,19 @@ func appendRawResult(dst []byte, raw json.RawMessage) (_ []byte, ok bool) {
 	return append(dst, '}'), true
 }
 
-// knownBlock reports whether a content block is an object with one "type"
-// key, a type MCP defines, and no other key encoding/json would read as
-// its type.
-func knownBlock(block []byte) bool {
-	var typed bool
-	ok := jsonrpc.EachKey(block, func(key, v []byte) bool {
-		if !bytes.EqualFold(key, []byte("type")) {
-			return true
-		}
-		if string(key) != "type" || typed || len(v) < 2 || v[0] != '"' || !knownBlocks[string(v[1:len(v)-1])] {
-			return false
-		}
-		typed = true
-		return true
-	})
-	return ok && typed
+// blockKey looks at one key of a content block, typed when the block's
+// type was already seen. A block passes on unchanged when it is an object
+// with one "type" key, a type MCP defines, and no other key encoding/json
+// would read as its type: ok false when this key makes it otherwise,
+// isType when it is the block's type.
+func blockKey(key, v []byte, typed bool) (ok, isType bool) {
+	if !bytes.EqualFold(key, []byte("type")) {
+		return true, false
+	}
+	if string(key) != "type" || typed || len(v) < 2 || v[0] != '"' || !knownBlocks[string(v[1:len(v)-1])] {
+		return false, false
+	}
+	return true, true
 }
 
 // appendCompactHTML appends the valid JSON src without the whitespace

@@ -35,6 +35,7 @@ var fastResults = []struct {
 	{"raw structured null", tools.Result{Raw: json.RawMessage(`{"content":[],"structuredContent":null}`)}, true},
 	{"raw empty content", tools.Result{Raw: json.RawMessage(`{"content":[]}`)}, true},
 	{"raw every block", tools.Result{Raw: json.RawMessage(`{"content":[{"type":"text","text":"a","annotations":{"audience":["user"]}},{"type":"image","data":"aGk=","mimeType":"image/png"},{"type":"resource","resource":{"uri":"x://y","text":"t"}},{"type":"resource_link","uri":"x://z","name":"z"},{"type":"audio","data":"AA==","mimeType":"audio/wav"}]}`)}, true},
+	{"raw blocks typed first and last", tools.Result{Raw: json.RawMessage(`{"content":[{"type":"text","text":"a"},{"text":"b","type":"text"}]}`)}, true},
 	{"raw block type last", tools.Result{Raw: json.RawMessage(`{"content":[{"text":"a","type":"text","_meta":{"k":"v"}}]}`)}, true},
 	// What rawResult changes or mcp-go re-encodes: slowAnswer writes it.
 	{"raw unknown block", tools.Result{Raw: json.RawMessage(`{"content":[{"type":"hologram","data":"x"},{"type":"text","text":"v"}]}`)}, false},
@@ -44,6 +45,8 @@ var fastResults = []struct {
 	{"raw block type in another case", tools.Result{Raw: json.RawMessage(`{"content":[{"type":"hologram","TYPE":"text","text":"a"}]}`)}, false},
 	{"raw block type twice", tools.Result{Raw: json.RawMessage(`{"content":[{"type":"text","type":"hologram","text":"a"}]}`)}, false},
 	{"raw block type escaped", tools.Result{Raw: json.RawMessage(`{"content":[{"type":"te\u0078t","text":"a"}]}`)}, false},
+	{"raw block without a type after one with", tools.Result{Raw: json.RawMessage(`{"content":[{"type":"text","text":"a"},{"text":"b"}]}`)}, false},
+	{"raw block typed twice across blocks", tools.Result{Raw: json.RawMessage(`{"content":[{"text":"a","type":"text"},{"type":"text","text":"b"},{"type":"image","data":"AA==","mimeType":"image/png","TYPE":"x"}]}`)}, false},
 	{"raw block not an object", tools.Result{Raw: json.RawMessage(`{"content":["a",1]}`)}, false},
 	{"raw content twice", tools.Result{Raw: json.RawMessage(`{"content":[],"content":[{"type":"text","text":"a"}]}`)}, false},
 	{"raw isError null", tools.Result{Raw: json.RawMessage(`{"content":[],"isError":null}`)}, false},
