@@ -65,6 +65,20 @@ type inMsg struct {
 	// parts holds ID, Params and Result when they fit (copyParts): a
 	// response read at every call is then one allocation.
 	parts [160]byte
+	// borrowed: ID, Params and Result did not fit in parts and alias the
+	// framing's read buffer (decodeLine), valid until its next read. The
+	// rpc owns them (own) before it hands the message to anyone but a
+	// started request's responder, which runs before the next read.
+	borrowed bool
+}
+
+// own copies the parts of a borrowed message out of the read buffer.
+func (m *inMsg) own() {
+	if !m.borrowed {
+		return
+	}
+	m.borrowed = false
+	m.ID, m.Params, m.Result = copyParts(jsonrpc.Message{ID: m.ID, Params: m.Params, Result: m.Result}, m.parts[:0])
 }
 
 // wireError is a JSON-RPC error object.
@@ -112,7 +126,14 @@ func notSent(err error) bool {
 var errTooLarge = fmt.Errorf("the server's response exceeded the %d MiB message limit", MaxMessageBytes>>20)
 
 // decode reads one JSON-RPC message; false means it is not one.
-func decode(data []byte) (*inMsg, bool) {
+func decode(data []byte) (*inMsg, bool) { return decodeLine(data, false) }
+
+// decodeLine is decode of a line in a read buffer that the next read
+// reuses: with borrow, parts larger than the message's own room alias
+// data (inMsg.borrowed) instead of being copied — a result of tens of
+// kilobytes, read at every call, is copied only for a caller that keeps
+// it past the read.
+func decodeLine(data []byte, borrow bool) (*inMsg, bool) {
 	m, ok := jsonrpc.Scan(data)
 	if !ok {
 		var slow struct {
@@ -134,7 +155,11 @@ func decode(data []byte) (*inMsg, bool) {
 		return nil, false // JSON-RPC: an id is a string or a number, params are structured
 	}
 	out := &inMsg{}
-	out.ID, out.Params, out.Result = copyParts(m, out.parts[:0])
+	if borrow && ok && len(m.ID)+len(m.Params)+len(m.Result) > len(out.parts) {
+		out.ID, out.Params, out.Result, out.borrowed = capped(m.ID), capped(m.Params), capped(m.Result), true
+	} else {
+		out.ID, out.Params, out.Result = copyParts(m, out.parts[:0])
+	}
 	if len(m.Method) > 0 && string(m.Method) != "null" {
 		if s, ok := jsonrpc.PlainString(m.Method); ok {
 			out.Method = s
@@ -189,6 +214,14 @@ func copyParts(m jsonrpc.Message, buf []byte) (id, params, result json.RawMessag
 		return buf[start:len(buf):len(buf)]
 	}
 	return part(m.ID), part(m.Params), part(m.Result)
+}
+
+// capped is b with no room to append over what follows it, or nil.
+func capped(b []byte) json.RawMessage {
+	if len(b) == 0 {
+		return nil
+	}
+	return b[:len(b):len(b)]
 }
 
 // dial opens a framing as cfg says: it starts a stdio server, or prepares

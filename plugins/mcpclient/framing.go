@@ -136,7 +136,9 @@ func (f *lineFraming) Read() (*inMsg, error) {
 				return m, nil
 			}
 		case len(bytes.TrimSpace(line)) > 0:
-			if m, ok := decode(line); ok {
+			// The line is the reader's until the next Read: what does not
+			// fit in the message is borrowed from it (decodeLine).
+			if m, ok := decodeLine(line, true); ok {
 				return m, nil
 			}
 			f.garbage++

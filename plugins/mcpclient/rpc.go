@@ -329,8 +329,14 @@ func (r *rpc) resultBurst() *tools.Burst {
 	return &r.burst
 }
 
-// dispatch routes one message: the one place where that happens.
+// dispatch routes one message: the one place where that happens. A
+// borrowed message (inMsg.borrowed) is owned before it goes anywhere but to
+// a started request's responder: that runs here, before the next read, and
+// whoever it gives the result to copies what it keeps (tools.Starter).
 func (r *rpc) dispatch(m *inMsg) {
+	if !m.isResponse() {
+		m.own()
+	}
 	switch {
 	case m.tooLarge:
 		r.failPending(m.key(), m)
@@ -358,6 +364,7 @@ func (r *rpc) dispatch(m *inMsg) {
 		delete(r.pending, string(key))
 		r.mu.Unlock()
 		if ch != nil {
+			m.own() // the caller reads it after the reader has read on
 			ch <- m
 			return
 		}

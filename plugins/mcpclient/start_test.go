@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,7 +21,9 @@ import (
 func (hx *harness) start(ctx context.Context, name, args string) tools.Result {
 	hx.t.Helper()
 	got := make(chan tools.Result, 2)
-	if !hx.Tools.Start(ctx, name, json.RawMessage(args), func(r tools.Result) { got <- r }) {
+	// Raw is valid until done returns (tools.Starter): kept, it is copied.
+	keep := func(r tools.Result) { r.Raw = bytes.Clone(r.Raw); got <- r }
+	if !hx.Tools.Start(ctx, name, json.RawMessage(args), keep) {
 		hx.t.Fatalf("%s was not started", name)
 	}
 	select {

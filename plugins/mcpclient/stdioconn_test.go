@@ -773,3 +773,82 @@ func TestStdioConnLongRequestsReuseTheWriteBuffer(t *testing.T) {
 		t.Errorf("%v allocations a request of 100 KiB, want 0", allocs)
 	}
 }
+
+// Large messages are read out of a buffer the next read reuses: a
+// response that a caller waits for, and the notifications after it, stay
+// whole after the reader has read on (more than the read buffer holds),
+// and a started request's responder sees its result whole while it runs.
+func TestStdioConnLargeMessagesOutliveTheRead(t *testing.T) {
+	t.Parallel()
+	big := func(c byte) string { return strings.Repeat(string(c), 20<<10) }
+	// The script makes its lines itself: 200 KB would not pass as an
+	// argument.
+	script := `big() { head -c 20480 /dev/zero | tr '\0' "$1"; }
+read waited
+printf '{"jsonrpc":"2.0","id":"w1","result":{"text":"%s"}}\n' "$(big w)"
+for c in a b c d e; do printf '{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"%s"}}\n' "$(big $c)"; done
+read started
+for n in 1 2 3; do printf '{"jsonrpc":"2.0","id":"s%s","result":{"text":"%s"}}\n' $n "$(big $n)"; done
+cat >/dev/null
+`
+	c := startScript(t, script)
+
+	resp, err := c.SendRequest(context.Background(), "w1", "tools/call")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notes []*inMsg
+	for range 5 {
+		select {
+		case n := <-c.notes:
+			notes = append(notes, n)
+		case <-time.After(20 * time.Second):
+			t.Fatal("the notifications did not come")
+		}
+	}
+	if want := `{"text":"` + big('w') + `"}`; string(resp.Result) != want {
+		t.Errorf("the waited-for result changed after the reader read on: %.40q…", resp.Result)
+	}
+	for i, n := range notes {
+		if want := `{"data":"` + big("abcde"[i]) + `"}`; string(n.Params) != want {
+			t.Errorf("notification %d changed after the reader read on: %.40q…", i, n.Params)
+		}
+	}
+
+	// Started requests: each responder checks its result as it runs.
+	got := make(chan string, 3)
+	for _, id := range []string{"s1", "s2", "s3"} {
+		rid := json.RawMessage(`"` + id + `"`)
+		want := `{"text":"` + big(id[1]) + `"}`
+		ok := c.register(idKey(rid), respondFunc(func(m *inMsg, err error) {
+			switch {
+			case err != nil:
+				got <- err.Error()
+			case string(m.Result) != want:
+				got <- fmt.Sprintf("%s: %.40q…", id, m.Result)
+			default:
+				got <- ""
+			}
+		}))
+		if !ok {
+			t.Fatal("the connection ended")
+		}
+		// The server reads one line for all three: the first starts them.
+		if id == "s1" {
+			data := mustJSON(map[string]any{"jsonrpc": "2.0", "id": rid, "method": "tools/call"})
+			if _, err := c.send(context.Background(), idKey(rid), &outMsg{data: data, id: rid, method: "tools/call"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for range 3 {
+		select {
+		case msg := <-got:
+			if msg != "" {
+				t.Error(msg)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("a started request got no response")
+		}
+	}
+}

@@ -108,6 +108,10 @@ func (v *CallValues) Lookup(key any) (any, bool) {
 // the caller uses Execute. A tool whose calls go to another process and
 // come back (an MCP server's) may have one: a caller that serves many
 // calls at once (the gateway) then needs no goroutine waiting per call.
+// The Result done gets may borrow its Raw from the tool's read buffer: it
+// is valid until done returns, and a caller that keeps it longer copies
+// it (the gateway writes its answer, or copies it to hold it, before it
+// returns; an mcp-client tool then copies a large result no more).
 type Starter func(ctx context.Context, args json.RawMessage, done func(Result, error)) (ok bool)
 
 // Executor runs one call. args is the JSON object the model sent. An error
@@ -616,7 +620,8 @@ func finish(res Result, err error) Result {
 }
 
 // Start starts a call of a tool that has a [Starter] and returns at once:
-// done gets, exactly once, what Execute would have returned. ok false
+// done gets, exactly once, what Execute would have returned, its Raw
+// valid until done returns (see [Starter]). ok false
 // means the call was not started — an unknown tool, a tool without a
 // Starter, or one that cannot start this call without waiting — and done
 // is not called: the caller uses Execute. A Starter's panic is what an
