@@ -20,6 +20,24 @@ func BenchmarkDecodeResponse(b *testing.B) {
 			}
 		}
 	})
+	// A result of 64 KiB: copied (a waiting caller keeps it), or borrowed
+	// from the read buffer (a started call's responder: decodeLine).
+	big := []byte(`{"jsonrpc":"2.0","id":"h42","result":{"content":[{"type":"text","text":"` + strings.Repeat("a line of a file\\n", 64<<10/18) + `"}]}}`)
+	for _, borrow := range []bool{false, true} {
+		name := "scan-64KiB-copied"
+		if borrow {
+			name = "scan-64KiB-borrowed"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(big)))
+			for b.Loop() {
+				if _, ok := decodeLine(big, borrow); !ok {
+					b.Fatal("not decoded")
+				}
+			}
+		})
+	}
 	b.Run("encoding/json", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
