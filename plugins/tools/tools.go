@@ -621,10 +621,10 @@ func finish(res Result, err error) Result {
 
 // Start starts a call of a tool that has a [Starter] and returns at once:
 // done gets, exactly once, what Execute would have returned, its Raw
-// valid until done returns (see [Starter]). ok false
-// means the call was not started — an unknown tool, a tool without a
-// Starter, or one that cannot start this call without waiting — and done
-// is not called: the caller uses Execute. A Starter's panic is what an
+// valid until done returns (see [Starter]). ok false means the call was
+// not started — an unknown tool, a tool without a Starter, or one that
+// cannot start this call without waiting — and done is not called: the
+// caller uses Execute. A Starter's panic is what an
 // executor's is: an error result, logged with its stack.
 func (r *Registry) Start(ctx context.Context, name string, args json.RawMessage, done func(Result)) (ok bool) {
 	t, found := r.Lookup(name)
