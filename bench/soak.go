@@ -129,9 +129,11 @@ func liveHeap() uint64 {
 
 // Soak reloads one mcp-client entry cycles times — through host.Load
 // (reconcile), and every fileEvery-th time through a real cordis.yml
-// write that the watcher picks up — then checks that goroutines, open
-// files and child processes are back to their baseline, and back to what
-// they were before the harness once it closes. Every server process
+// write that the watcher picks up — then checks that goroutines and open
+// files are back to their baseline (at most: it may have caught the first
+// connection's last moments), that the current server is the only child,
+// and that all are back to what they were before the harness once it
+// closes. Every server process
 // started must be gone, and the live heap may not grow by more than
 // [MaxSoakHeapGrowth] between cycle 100 (or the last, if fewer) and the
 // last. log must not keep what it is given: a logger that holds every
@@ -170,12 +172,16 @@ func Soak(ctx context.Context, bins *Binaries, dir string, cycles, fileEvery int
 		// quiet waits until the replaced instances are gone (their
 		// goroutines and descriptors with them), so that both heap
 		// measurements see the same set of live objects.
+		// The baseline may hold a goroutine or a descriptor of the first
+		// connection that was on its way out (it is taken as soon as the
+		// entry is ready): what a replaced instance leaves grows with the
+		// cycles, so at most the baseline is the test, not equality.
 		quiet := func(i int) (uint64, error) {
 			err := eventually(10*time.Second, func() error {
 				now := Measure()
 				return errors.Join(
-					same("goroutines", now.Goroutines, res.Baseline.Goroutines),
-					same("open fds", now.FDs, res.Baseline.FDs),
+					atMost("goroutines", now.Goroutines, res.Baseline.Goroutines),
+					atMost("open fds", now.FDs, res.Baseline.FDs),
 				)
 			})
 			if err != nil {
@@ -241,8 +247,8 @@ func Soak(ctx context.Context, bins *Binaries, dir string, cycles, fileEvery int
 		err = eventually(10*time.Second, func() error {
 			res.After = Measure()
 			return errors.Join(
-				same("goroutines", res.After.Goroutines, res.Baseline.Goroutines),
-				same("open fds", res.After.FDs, res.Baseline.FDs),
+				atMost("goroutines", res.After.Goroutines, res.Baseline.Goroutines),
+				atMost("open fds", res.After.FDs, res.Baseline.FDs),
 				childrenAre(res.After.Children, current),
 				gone(pids[:len(pids)-1]),
 			)
@@ -271,6 +277,15 @@ func Soak(ctx context.Context, bins *Binaries, dir string, cycles, fileEvery int
 		return res, fmt.Errorf("after the harness closed: %w (before: %s; now: %s)", err, res.Before, res.Closed)
 	}
 	return res, nil
+}
+
+// atMost is same for a count that may have been one or two over its
+// floor when the baseline was taken.
+func atMost(what string, got, limit int) error {
+	if got > limit {
+		return fmt.Errorf("%s: %d, baseline %d", what, got, limit)
+	}
+	return nil
 }
 
 func same(what string, got, want int) error {
