@@ -41,39 +41,10 @@ func scan(line []byte, validate bool) (m Message, ok bool) {
 	var seen uint8 // the members of JSON-RPC met, one bit each
 	exact := true
 	for i < len(line) {
-		if line[i] != '"' {
+		key, v, vEnd, plain, ok := member(line, i, validate)
+		if !ok || !plain {
 			return m, false
 		}
-		var kEnd int
-		plain := true
-		if validate {
-			var valid bool
-			if kEnd, valid = validString(line, i); !valid {
-				return m, false
-			}
-			plain = bytes.IndexByte(line[i+1:kEnd-1], '\\') < 0
-		} else {
-			kEnd, plain = skipString(line, i)
-		}
-		if kEnd < 0 || !plain {
-			return m, false
-		}
-		key := line[i+1 : kEnd-1]
-		i = skipSpace(line, kEnd)
-		if i >= len(line) || line[i] != ':' {
-			return m, false
-		}
-		i = skipSpace(line, i+1)
-		var vEnd int
-		if validate {
-			var valid bool
-			if vEnd, valid = validValue(line, i, 1); !valid {
-				return m, false
-			}
-		} else if vEnd = skipValue(line, i); vEnd < 0 {
-			return m, false
-		}
-		v := line[i:vEnd]
 		var bit uint8
 		switch string(key) {
 		case "jsonrpc":
@@ -101,6 +72,41 @@ func scan(line []byte, validate bool) (m Message, ok bool) {
 		i = skipSpace(line, next)
 	}
 	return m, false
+}
+
+// member reads the member of an object that starts at b[i], the quote of
+// its key: the key's body, the value, and the index just after the value;
+// plain reports a key without escapes. With validate, the key and the
+// value are checked as Valid would. ok is false when no member is there.
+func member(b []byte, i int, validate bool) (key, v []byte, end int, plain, ok bool) {
+	if i >= len(b) || b[i] != '"' {
+		return nil, nil, i, false, false
+	}
+	var kEnd int
+	if validate {
+		var valid bool
+		if kEnd, valid = validString(b, i); !valid {
+			return nil, nil, i, false, false
+		}
+		plain = bytes.IndexByte(b[i+1:kEnd-1], '\\') < 0
+	} else if kEnd, plain = skipString(b, i); kEnd < 0 {
+		return nil, nil, i, false, false
+	}
+	key = b[i+1 : kEnd-1]
+	i = skipSpace(b, kEnd)
+	if i >= len(b) || b[i] != ':' {
+		return nil, nil, i, false, false
+	}
+	i = skipSpace(b, i+1)
+	if validate {
+		var valid bool
+		if end, valid = validValue(b, i, 1); !valid {
+			return nil, nil, i, false, false
+		}
+	} else if end = skipValue(b, i); end < 0 {
+		return nil, nil, i, false, false
+	}
+	return key, b[i:end], end, plain, true
 }
 
 // Message is the top level of a JSON-RPC message, undecoded.
@@ -318,37 +324,8 @@ func objectAt(b []byte, i int, validate bool, f func(key, v []byte) bool) (end i
 		return i + 1, true
 	}
 	for i < len(b) {
-		if b[i] != '"' {
-			return i, false
-		}
-		var kEnd int
-		if validate {
-			var ok bool
-			if kEnd, ok = validString(b, i); !ok {
-				return i, false
-			}
-		} else if kEnd, _ = skipString(b, i); kEnd < 0 {
-			return i, false
-		}
-		key := b[i+1 : kEnd-1]
-		if !PlainBody(key) {
-			return i, false
-		}
-		i = skipSpace(b, kEnd)
-		if i >= len(b) || b[i] != ':' {
-			return i, false
-		}
-		i = skipSpace(b, i+1)
-		var vEnd int
-		if validate {
-			var ok bool
-			if vEnd, ok = validValue(b, i, 1); !ok {
-				return i, false
-			}
-		} else if vEnd = skipValue(b, i); vEnd < 0 {
-			return i, false
-		}
-		if !f(key, b[i:vEnd]) {
+		key, v, vEnd, _, ok := member(b, i, validate)
+		if !ok || !PlainBody(key) || !f(key, v) {
 			return i, false
 		}
 		next, more, closed := afterMember(b, skipSpace(b, vEnd), '}')
