@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,6 +23,7 @@ type kickAtRearm struct {
 	*lineFraming
 	cancel      context.CancelFunc
 	once        sync.Once
+	fired       atomic.Bool // the rearm of readOwn was reached
 	interrupted chan struct{}
 	intOnce     sync.Once
 }
@@ -34,6 +36,7 @@ func (f *kickAtRearm) interrupt() {
 func (f *kickAtRearm) rearm() {
 	if inReadOwn() {
 		f.once.Do(func() {
+			f.fired.Store(true)
 			f.cancel()
 			<-f.interrupted
 		})
@@ -83,6 +86,9 @@ func TestReadOwnCancelledBeforeTheRead(t *testing.T) {
 	}()
 	select {
 	case err := <-returned:
+		if !f.fired.Load() {
+			t.Fatal("the call never reached readOwn's rearm: the moment under test did not happen")
+		}
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("the call returned %v, want context.Canceled", err)
 		}
