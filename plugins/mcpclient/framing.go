@@ -205,7 +205,7 @@ func (f *lineFraming) Write(ctx context.Context, m *outMsg) error {
 		_, err = f.p.stdin.Write(f.wbuf[n:])
 		_ = f.p.stdin.SetWriteDeadline(time.Time{})
 	}
-	if cap(f.wbuf) > maxSpare {
+	if cap(f.wbuf) > maxKeptBuffer {
 		f.wbuf = nil // keep no very large message around
 	}
 	f.writeMu.Unlock()
@@ -261,14 +261,15 @@ type lineReader struct {
 	skipping []byte // the start of an over-long line being consumed, or nil
 	// spare is the memory of the last line longer than the buffer, for
 	// the next one: a server whose results are larger than the buffer
-	// sends them at every call. Kept up to maxSpare.
+	// sends them at every call. Kept up to maxKeptBuffer.
 	spare []byte
 }
 
-// maxSpare bounds the memory a lineReader keeps for long lines between
-// them, and the write buffer a framing keeps for long requests (a client
-// that writes files sends them at every call).
-const maxSpare = 256 << 10
+// maxKeptBuffer bounds what a framing keeps between messages for long
+// ones: the lineReader's memory for long lines, and the write buffer for
+// long requests (a server that reads files answers them at every call, a
+// client that writes files sends them so).
+const maxKeptBuffer = 256 << 10
 
 // buffered reports whether a whole line is buffered, to be read without
 // waiting.
@@ -324,7 +325,7 @@ func (r *lineReader) next(limit, head int) (line, tooLong []byte, err error) {
 		case r.partial != nil:
 			line := append(r.partial, chunk...)
 			r.partial = nil
-			if cap(line) <= maxSpare {
+			if cap(line) <= maxKeptBuffer {
 				r.spare = line[:0] // the caller has the line until the next call, no longer
 			}
 			return line, nil, err
