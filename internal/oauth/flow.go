@@ -19,15 +19,33 @@ import (
 	"github.com/harness-go/harness/internal/safe"
 )
 
-// Settings are an entry's oauth key (docs/rfc/0007-oauth.md, "Config").
+// Settings are an entry's oauth key (docs/rfc/0007-oauth.md,
+// "Configuration").
 type Settings struct {
-	ClientID              string
-	ClientSecret          string
+	// Grant is how tokens are got: GrantAuthorizationCode (a person logs
+	// in; the default) or GrantClientCredentials (the client's own
+	// credentials, no person).
+	Grant        string
+	ClientID     string
+	ClientSecret string
+	// Key is the private key of a client that authenticates with
+	// private_key_jwt (client credentials only); nil: none.
+	Key                   *Key
 	ClientMetadataURL     string
 	Scopes                []string
 	CallbackPort          int
 	AuthServerMetadataURL string
 }
+
+// The grants of Settings.Grant.
+const (
+	GrantAuthorizationCode = "authorization_code"
+	GrantClientCredentials = "client_credentials"
+)
+
+// Machine reports whether the flow gets its tokens with the client's own
+// credentials: no person, no browser, no refresh token.
+func (s *Settings) Machine() bool { return s.Grant == GrantClientCredentials }
 
 // ClientName is the client_name of a dynamic registration.
 const ClientName = "harness"
@@ -344,6 +362,9 @@ func (e *TokenError) InvalidGrant() bool { return e.Code == "invalid_grant" }
 // refresh spends r's refresh token (grant_type refresh_token, with the
 // resource, RFC 8707) and records the answer in r.
 func (f *Flow) refresh(ctx context.Context, r *Record) error {
+	if f.Settings.Machine() {
+		return f.grantClientCredentials(ctx, r, append(slices.Clone(r.Scopes), r.Wanted...))
+	}
 	if r.RefreshToken == "" {
 		return &TokenError{What: "the refresh", Code: "invalid_grant", Description: "no refresh token was issued"}
 	}
@@ -351,7 +372,7 @@ func (f *Flow) refresh(ctx context.Context, r *Record) error {
 	if r.Resource != "" {
 		v.Set("resource", r.Resource)
 	}
-	t, err := f.tokenRequest(ctx, r, v)
+	t, err := f.tokenRequest(ctx, "the refresh", r, v)
 	if err != nil {
 		return err
 	}
@@ -361,14 +382,14 @@ func (f *Flow) refresh(ctx context.Context, r *Record) error {
 
 // tokenRequest posts a form to the token endpoint with the client's
 // authentication, and reads the token response.
-func (f *Flow) tokenRequest(ctx context.Context, r *Record, v url.Values) (*oauth2.Token, error) {
-	req, err := f.clientRequest(ctx, r.TokenEndpoint, r.Client, v)
+func (f *Flow) tokenRequest(ctx context.Context, what string, r *Record, v url.Values) (*oauth2.Token, error) {
+	req, err := f.clientRequest(ctx, r.TokenEndpoint, r, v)
 	if err != nil {
 		return nil, err
 	}
 	resp, err := f.HTTP.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("the refresh at %s: %w", safeURL(r.TokenEndpoint), err)
+		return nil, fmt.Errorf("%s at %s: %w", what, safeURL(r.TokenEndpoint), err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxMetadataBytes))
@@ -387,7 +408,7 @@ func (f *Flow) tokenRequest(ctx context.Context, r *Record, v url.Values) (*oaut
 		if code == "" {
 			code = fmt.Sprintf("HTTP %d", resp.StatusCode)
 		}
-		return nil, &TokenError{What: "the refresh", Code: code, Description: tr.Description}
+		return nil, &TokenError{What: what, Code: code, Description: tr.Description}
 	}
 	if f.Store != nil {
 		f.Store.Secrets.AddCredential(tr.AccessToken, tr.RefreshToken)
@@ -402,10 +423,26 @@ func (f *Flow) tokenRequest(ctx context.Context, r *Record, v url.Values) (*oaut
 	return t, nil
 }
 
-// clientRequest is a form POST with the client's authentication at the
-// token (or revocation) endpoint.
-func (f *Flow) clientRequest(ctx context.Context, endpoint string, c Client, v url.Values) (*http.Request, error) {
-	if c.AuthMethod != "client_secret_basic" {
+// clientRequest is a form POST with the authentication of r's client at
+// the token (or revocation) endpoint of r's authorization server.
+func (f *Flow) clientRequest(ctx context.Context, endpoint string, r *Record, v url.Values) (*http.Request, error) {
+	c := r.Client
+	switch c.AuthMethod {
+	case "client_secret_basic":
+	case "private_key_jwt":
+		if f.Settings.Key == nil {
+			return nil, errors.New("the client authenticates with private_key_jwt, and no private key is set (oauth.privateKey)")
+		}
+		a, err := f.Settings.Key.assertion(c.ID, r.Issuer, time.Now())
+		if err != nil {
+			return nil, err
+		}
+		// The assertion is not added to the secret set: one is made at every
+		// token request, it is good for minutes, and nothing prints a request.
+		v.Set("client_id", c.ID)
+		v.Set("client_assertion_type", AssertionType)
+		v.Set("client_assertion", a)
+	default:
 		v.Set("client_id", c.ID)
 		if c.AuthMethod == "client_secret_post" {
 			v.Set("client_secret", c.Secret)
@@ -435,7 +472,7 @@ func (f *Flow) Revoke(ctx context.Context, r *Record) error {
 		if t.value == "" {
 			continue
 		}
-		req, err := f.clientRequest(ctx, r.RevocationEndpoint, r.Client, url.Values{"token": {t.value}, "token_type_hint": {t.hint}})
+		req, err := f.clientRequest(ctx, r.RevocationEndpoint, r, url.Values{"token": {t.value}, "token_type_hint": {t.hint}})
 		if err != nil {
 			errs = append(errs, err)
 			continue

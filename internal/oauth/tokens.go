@@ -114,7 +114,7 @@ func (t *Tokens) Token(ctx context.Context, stale string) (string, error) {
 	defer t.mu.Unlock()
 	t.reloadLocked()
 	r := t.rec
-	if !r.LoggedIn() {
+	if !r.LoggedIn() || !t.flow.usable(r) {
 		why := "no login for this server in " + t.flow.Store.Dir
 		if t.note != nil {
 			why = t.note.Error()
@@ -148,7 +148,7 @@ func (t *Tokens) refreshLocked(ctx context.Context, stale string) error {
 	switch {
 	case err != nil:
 		return &NeedsLoginError{Reason: (&ReadNote{Path: path, Err: err}).Error()}
-	case cur == nil || !cur.LoggedIn():
+	case cur == nil || !cur.LoggedIn() || !t.flow.usable(cur):
 		t.rec = nil
 		return &NeedsLoginError{Reason: "logged out (the token file is gone)"}
 	case cur.AccessToken != r.AccessToken && cur.AccessToken != stale && t.fresh(cur):

@@ -5,15 +5,24 @@
 //
 // The server rotates refresh tokens and refuses one that was spent
 // (invalid_grant), so a test sees a refresh token spent twice. It counts
-// what it was asked.
+// what it was asked. It also grants client_credentials to the machine
+// clients a test gives it (Machines, Keys), checking their secret or their
+// signed JWT assertion (RFC 7523).
 package oauthtest
 
 import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha256"
+	"crypto/sha512"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -30,11 +39,18 @@ type AS struct {
 	TokenLifetime time.Duration
 	// Scopes are its scopes_supported.
 	Scopes []string
+	// Machines are the clients of the client credentials grant that
+	// authenticate with a secret (client_secret_basic or _post): id →
+	// secret. Keys are those that authenticate with a JWT signed by their
+	// key (private_key_jwt): id → public key. Set before the first request.
+	Machines map[string]string
+	Keys     map[string]crypto.PublicKey
 
 	mu       sync.Mutex
-	codes    map[string]grant // code → what it grants
-	access   map[string]bool  // live access tokens
-	refresh  map[string]bool  // live refresh tokens (false: spent)
+	codes    map[string]grant  // code → what it grants
+	access   map[string]bool   // live access tokens
+	scopes   map[string]string // the scope of each client credentials token
+	refresh  map[string]bool   // live refresh tokens (false: spent)
 	clients  map[string]bool
 	counts   map[string]int
 	revoked  []string
@@ -47,7 +63,7 @@ type grant struct {
 
 // NewAS starts the server; it is closed at the end of the test.
 func NewAS(t testing.TB) *AS {
-	as := &AS{TokenLifetime: time.Hour, codes: map[string]grant{}, access: map[string]bool{}, refresh: map[string]bool{},
+	as := &AS{TokenLifetime: time.Hour, codes: map[string]grant{}, access: map[string]bool{}, scopes: map[string]string{}, refresh: map[string]bool{},
 		clients: map[string]bool{}, counts: map[string]int{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/.well-known/oauth-authorization-server", as.metadata)
@@ -61,7 +77,8 @@ func NewAS(t testing.TB) *AS {
 }
 
 // Count is how often the endpoint (register, authorize, token:code,
-// token:refresh, revoke) was asked.
+// token:refresh, token:client, revoke) was asked, and how machine clients
+// authenticated (client:basic, client:post, client:jwt).
 func (as *AS) Count(what string) int {
 	as.mu.Lock()
 	defer as.mu.Unlock()
@@ -89,6 +106,13 @@ func (as *AS) Valid(tok string) bool {
 	return as.access[tok]
 }
 
+// TokenScope is the scope a client credentials token was granted.
+func (as *AS) TokenScope(tok string) string {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	return as.scopes[tok]
+}
+
 // Expire ends every access token at once (the refresh tokens stay).
 func (as *AS) Expire() {
 	as.mu.Lock()
@@ -107,6 +131,11 @@ func (as *AS) RevokeAll() {
 }
 
 func (as *AS) metadata(w http.ResponseWriter, r *http.Request) {
+	grants, methods := []string{"authorization_code", "refresh_token"}, []string{"none"}
+	if len(as.Machines)+len(as.Keys) > 0 {
+		grants = append(grants, "client_credentials")
+		methods = append(methods, "client_secret_basic", "client_secret_post", "private_key_jwt")
+	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"issuer":                                as.URL,
 		"authorization_endpoint":                as.URL + "/authorize",
@@ -114,9 +143,9 @@ func (as *AS) metadata(w http.ResponseWriter, r *http.Request) {
 		"registration_endpoint":                 as.URL + "/register",
 		"revocation_endpoint":                   as.URL + "/revoke",
 		"response_types_supported":              []string{"code"},
-		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
+		"grant_types_supported":                 grants,
 		"code_challenge_methods_supported":      []string{"S256"},
-		"token_endpoint_auth_methods_supported": []string{"none"},
+		"token_endpoint_auth_methods_supported": methods,
 		"scopes_supported":                      as.Scopes,
 	})
 }
@@ -185,6 +214,23 @@ func (as *AS) token(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		as.refresh[rt] = false // rotated: spent
+	case "client_credentials":
+		as.counts["token:client"]++
+		method, err := as.machine(r)
+		if err != nil {
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client", "error_description": err.Error()})
+			return
+		}
+		as.counts["client:"+method]++
+		at := "at-" + rand.Text()
+		as.access[at] = true
+		as.scopes[at] = f.Get("scope")
+		resp := map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": int(as.TokenLifetime / time.Second)}
+		if sc := f.Get("scope"); sc != "" {
+			resp["scope"] = sc
+		}
+		writeJSON(w, http.StatusOK, resp)
+		return
 	default:
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "unsupported_grant_type"})
 		return
@@ -196,6 +242,115 @@ func (as *AS) token(w http.ResponseWriter, r *http.Request) {
 		resp["scope"] = scope
 	}
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// machine authenticates the client of a client credentials request (a
+// parsed form): its secret, in the Authorization header or the form, or
+// its JWT assertion. It returns how (basic, post, jwt).
+func (as *AS) machine(r *http.Request) (string, error) {
+	f := r.PostForm
+	if id, secret, ok := r.BasicAuth(); ok {
+		id, _ = url.QueryUnescape(id)
+		secret, _ = url.QueryUnescape(secret)
+		if want, known := as.Machines[id]; !known || want != secret {
+			return "", fmt.Errorf("unknown client %q or a wrong secret", id)
+		}
+		return "basic", nil
+	}
+	if secret := f.Get("client_secret"); secret != "" {
+		if want, known := as.Machines[f.Get("client_id")]; !known || want != secret {
+			return "", fmt.Errorf("unknown client %q or a wrong secret", f.Get("client_id"))
+		}
+		return "post", nil
+	}
+	if f.Get("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" {
+		return "", errors.New("no client authentication")
+	}
+	claims, err := VerifyJWT(f.Get("client_assertion"), func(iss string) crypto.PublicKey { return as.Keys[iss] })
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case claims.Sub != claims.Iss || (f.Get("client_id") != "" && f.Get("client_id") != claims.Iss):
+		return "", errors.New("the assertion's iss, sub and client_id differ")
+	case claims.Aud != as.URL:
+		return "", fmt.Errorf("the assertion's audience %q is not the issuer %q", claims.Aud, as.URL)
+	case time.Unix(claims.Exp, 0).Before(time.Now()):
+		return "", errors.New("the assertion expired")
+	case claims.Jti == "":
+		return "", errors.New("the assertion has no jti")
+	}
+	return "jwt", nil
+}
+
+// Claims are the claims of a client assertion.
+type Claims struct {
+	Iss, Sub, Aud, Jti string
+	Iat, Exp           int64
+}
+
+// VerifyJWT checks a compact JWS signed with ES256/384/512, RS256 or
+// EdDSA by the key keyOf returns for its issuer, and returns its claims.
+func VerifyJWT(jwt string, keyOf func(iss string) crypto.PublicKey) (*Claims, error) {
+	parts := strings.Split(jwt, ".")
+	if len(parts) != 3 {
+		return nil, errors.New("not a compact JWS")
+	}
+	enc := base64.RawURLEncoding
+	hb, err1 := enc.DecodeString(parts[0])
+	cb, err2 := enc.DecodeString(parts[1])
+	sig, err3 := enc.DecodeString(parts[2])
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return nil, err
+	}
+	var h struct{ Alg, Typ string }
+	var c Claims
+	if err := errors.Join(json.Unmarshal(hb, &h), json.Unmarshal(cb, &c)); err != nil {
+		return nil, err
+	}
+	input := []byte(parts[0] + "." + parts[1])
+	ok := false
+	switch k := keyOf(c.Iss).(type) {
+	case nil:
+		return nil, fmt.Errorf("no key for the issuer %q", c.Iss)
+	case *ecdsa.PublicKey:
+		var d []byte
+		switch h.Alg {
+		case "ES256":
+			s := sha256.Sum256(input)
+			d = s[:]
+		case "ES384":
+			s := sha512.Sum384(input)
+			d = s[:]
+		case "ES512":
+			s := sha512.Sum512(input)
+			d = s[:]
+		default:
+			return nil, fmt.Errorf("alg %q with an EC key", h.Alg)
+		}
+		n := len(sig) / 2
+		ok = len(sig) == 2*((k.Curve.Params().BitSize+7)/8) && ecdsa.Verify(k, d, new(big.Int).SetBytes(sig[:n]), new(big.Int).SetBytes(sig[n:]))
+	case *rsa.PublicKey:
+		if h.Alg != "RS256" {
+			return nil, fmt.Errorf("alg %q with an RSA key", h.Alg)
+		}
+		d := sha256.Sum256(input)
+		ok = rsa.VerifyPKCS1v15(k, crypto.SHA256, d[:], sig) == nil
+	case ed25519.PublicKey:
+		if h.Alg != "EdDSA" {
+			return nil, fmt.Errorf("alg %q with an Ed25519 key", h.Alg)
+		}
+		ok = ed25519.Verify(k, input, sig)
+	default:
+		return nil, fmt.Errorf("a key of type %T", k)
+	}
+	if !ok {
+		return nil, errors.New("the signature does not verify")
+	}
+	if h.Typ != "JWT" {
+		return nil, fmt.Errorf("typ %q, want JWT", h.Typ)
+	}
+	return &c, nil
 }
 
 func (as *AS) revoke(w http.ResponseWriter, r *http.Request) {
