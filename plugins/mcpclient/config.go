@@ -73,7 +73,7 @@ type Config struct {
 	// OAuth is how the entry logs in to a server that asks for OAuth
 	// (oauth.go): absent, on when a 401 carries OAuth metadata; false,
 	// off.
-	OAuth OAuth `yaml:"oauth" json:"oauth,omitzero" desc:"streamable-http: OAuth login (harness login ID): false turns it off; a mapping of clientId, clientSecret, clientMetadataUrl, scopes, callbackPort, authServerMetadataUrl; absent: on when the server's 401 carries OAuth metadata."`
+	OAuth OAuth `yaml:"oauth" json:"oauth,omitzero" desc:"streamable-http: OAuth login (harness login ID): false turns it off; a mapping of grant, clientId, clientSecret, privateKey, privateKeyFile, clientMetadataUrl, scopes, callbackPort, authServerMetadataUrl; absent: on when the server's 401 carries OAuth metadata."`
 
 	// ToolCallTimeoutMs bounds one tools/call (default 60000).
 	ToolCallTimeoutMs int `yaml:"toolCallTimeoutMs" json:"toolCallTimeoutMs" desc:"Timeout of one tool call in milliseconds (default 60000)."`

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/host/conffile"
 	"github.com/harness-go/harness/internal/oauth"
 )
 
@@ -29,15 +31,18 @@ type OAuth struct {
 	// Set is true when the key is there at all.
 	Set bool `yaml:"-" json:"-"`
 
-	ClientID              string   `yaml:"clientId" json:"clientId,omitempty" desc:"A client registered with the authorization server beforehand (servers without dynamic registration, such as GitHub's)."`
+	Grant                 string   `yaml:"grant" json:"grant,omitempty" enum:"authorization_code,client_credentials" desc:"How tokens are got: authorization_code (a person logs in with harness login; the default) or client_credentials (the client's own credentials, clientId with clientSecret or a private key: no person, no browser)."`
+	ClientID              string   `yaml:"clientId" json:"clientId,omitempty" desc:"A client registered with the authorization server beforehand (servers without dynamic registration, such as GitHub's; every client_credentials client)."`
 	ClientSecret          string   `yaml:"clientSecret" json:"-" secret:"true" desc:"The secret of clientId, when the authorization server gave one."`
+	PrivateKey            string   `yaml:"privateKey" json:"-" secret:"true" desc:"client_credentials: the client's private key (PEM: EC P-256/P-384/P-521, RSA or Ed25519), to authenticate with a signed JWT (private_key_jwt) instead of a secret."`
+	PrivateKeyFile        string   `yaml:"privateKeyFile" json:"privateKeyFile,omitempty" desc:"client_credentials: a file holding privateKey's PEM, relative to cordis.yml's folder."`
 	ClientMetadataURL     string   `yaml:"clientMetadataUrl" json:"clientMetadataUrl,omitempty" desc:"An https URL of a Client ID Metadata Document to use as client_id where the authorization server takes them."`
 	Scopes                []string `yaml:"scopes" json:"scopes,omitempty" desc:"The scopes to ask for (default: the server's challenge, else its scopes_supported)."`
 	CallbackPort          int      `yaml:"callbackPort" json:"callbackPort,omitempty" desc:"The loopback port of the login's redirect (default: a free one); for clients registered with a fixed redirect URI."`
 	AuthServerMetadataURL string   `yaml:"authServerMetadataUrl" json:"authServerMetadataUrl,omitempty" desc:"Where the authorization server's metadata is, when the server's own discovery does not say."`
 }
 
-var oauthKeys = []string{"clientId", "clientSecret", "clientMetadataUrl", "scopes", "callbackPort", "authServerMetadataUrl"}
+var oauthKeys = []string{"grant", "clientId", "clientSecret", "privateKey", "privateKeyFile", "clientMetadataUrl", "scopes", "callbackPort", "authServerMetadataUrl"}
 
 // UnmarshalYAML takes false, true or a mapping of the known keys (strict:
 // any other key is an error naming it).
@@ -84,6 +89,9 @@ func (o *OAuth) YAMLSchema() map[string]any {
 		switch f.Type.Kind() {
 		case reflect.String:
 			p["type"] = "string"
+			if e := f.Tag.Get("enum"); e != "" {
+				p["enum"] = strings.Split(e, ",")
+			}
 		case reflect.Int:
 			p["type"] = "integer"
 		case reflect.Slice:
@@ -116,6 +124,40 @@ func (o *OAuth) validate(c *Config, bad func(field, format string, args ...any))
 	if o.ClientSecret != "" && o.ClientID == "" {
 		bad("oauth.clientSecret", "needs oauth.clientId")
 	}
+	switch o.Grant {
+	case "", oauth.GrantAuthorizationCode:
+		for k, set := range map[string]bool{"privateKey": o.PrivateKey != "", "privateKeyFile": o.PrivateKeyFile != ""} {
+			if set {
+				bad("oauth."+k, "is only for oauth.grant %q (a person's login authenticates with clientSecret or nothing)", oauth.GrantClientCredentials)
+			}
+		}
+	case oauth.GrantClientCredentials:
+		if o.ClientID == "" {
+			bad("oauth.clientId", "is required for oauth.grant %q", oauth.GrantClientCredentials)
+		}
+		n := 0
+		for _, v := range []string{o.ClientSecret, o.PrivateKey, o.PrivateKeyFile} {
+			if v != "" {
+				n++
+			}
+		}
+		if n != 1 {
+			bad("oauth", "grant %q needs exactly one of clientSecret, privateKey and privateKeyFile", oauth.GrantClientCredentials)
+		}
+		if o.PrivateKey != "" {
+			if _, err := oauth.ParseKey([]byte(o.PrivateKey)); err != nil {
+				bad("oauth.privateKey", "%v", err)
+			}
+		}
+		if o.ClientMetadataURL != "" {
+			bad("oauth.clientMetadataUrl", "is not for oauth.grant %q (the client is clientId)", oauth.GrantClientCredentials)
+		}
+		if o.CallbackPort != 0 {
+			bad("oauth.callbackPort", "is not for oauth.grant %q (nothing is redirected)", oauth.GrantClientCredentials)
+		}
+	default:
+		bad("oauth.grant", "%q is not a grant: %q or %q", o.Grant, oauth.GrantAuthorizationCode, oauth.GrantClientCredentials)
+	}
 	if u := o.ClientMetadataURL; u != "" && !strings.HasPrefix(u, "https://") {
 		bad("oauth.clientMetadataUrl", "%q must be an https URL (a Client ID Metadata Document)", u)
 	}
@@ -147,9 +189,11 @@ func (c *Config) UsesOAuth() bool {
 	return true
 }
 
-// settings is the oauth key as the flow takes it.
-func (o *OAuth) settings() oauth.Settings {
-	return oauth.Settings{
+// settings is the oauth key as the flow takes it; dir is cordis.yml's
+// folder, which a relative privateKeyFile is in.
+func (o *OAuth) settings(dir string) (oauth.Settings, error) {
+	st := oauth.Settings{
+		Grant:                 o.Grant,
 		ClientID:              o.ClientID,
 		ClientSecret:          o.ClientSecret,
 		ClientMetadataURL:     o.ClientMetadataURL,
@@ -157,6 +201,29 @@ func (o *OAuth) settings() oauth.Settings {
 		CallbackPort:          o.CallbackPort,
 		AuthServerMetadataURL: o.AuthServerMetadataURL,
 	}
+	pem := []byte(o.PrivateKey)
+	if p := o.PrivateKeyFile; p != "" {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		b, err := conffile.Read(p)
+		if err != nil {
+			return st, fmt.Errorf("oauth.privateKeyFile: %w", err)
+		}
+		pem = b
+	}
+	if len(pem) > 0 {
+		k, err := oauth.ParseKey(pem)
+		if err != nil {
+			what := "oauth.privateKey"
+			if o.PrivateKeyFile != "" {
+				what = "oauth.privateKeyFile " + o.PrivateKeyFile
+			}
+			return st, fmt.Errorf("%s: %w", what, err)
+		}
+		st.Key = k
+	}
+	return st, nil
 }
 
 // OAuthOptions are the program's OAuth settings for a host, provided under
@@ -195,9 +262,15 @@ func (o *OAuthOptions) storeDir() (string, error) {
 }
 
 // NewFlow returns the OAuth flow of an entry's configuration, on the token
-// store in dir: for `harness login`, `logout` and `status`.
-func NewFlow(c *Config, store *oauth.Store) *oauth.Flow {
-	return &oauth.Flow{Server: c.URL, Settings: c.OAuth.settings(), Store: store, HTTP: OAuthHTTPClient()}
+// store: for `harness login`, `logout` and `status`. dir is the folder of
+// the entry's cordis.yml (a relative oauth.privateKeyFile is in it); the
+// error is that file's.
+func NewFlow(c *Config, dir string, store *oauth.Store) (*oauth.Flow, error) {
+	st, err := c.OAuth.settings(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &oauth.Flow{Server: c.URL, Settings: st, Store: store, HTTP: OAuthHTTPClient()}, nil
 }
 
 // OAuthHTTPClient is the client of the flow's own requests (metadata,
@@ -243,18 +316,34 @@ func newEntryAuth(ctx *host.Context, cfg *Config) (*entryAuth, error) {
 		return nil, err
 	}
 	store := &oauth.Store{Dir: dir, Secrets: ctx.Secrets()}
-	f := NewFlow(cfg, store)
+	f, err := NewFlow(cfg, ctx.Dir(), store)
+	if err != nil {
+		return nil, err
+	}
 	return &entryAuth{flow: f, tokens: oauth.NewTokens(f), opts: opts, loginBy: ctx.ID()}, nil
 }
 
 // wrap puts the OAuth transport around next.
 func (a *entryAuth) wrap(next http.RoundTripper) http.RoundTripper {
 	t := &oauth.Transport{Next: next, Tokens: a.tokens}
-	if a.opts.Authorize != nil {
+	switch {
+	case a.machine():
+		// Nobody logs in: a challenge is answered with the client's own
+		// credentials.
+		t.Authorize = func(ctx context.Context, ch *oauth.Challenge) error {
+			_, err := a.flow.ClientCredentials(ctx, ch)
+			return err
+		}
+	case a.opts.Authorize != nil:
 		t.Authorize = func(ctx context.Context, ch *oauth.Challenge) error { return a.opts.Authorize(ctx, a.flow, ch) }
 	}
 	return t
 }
+
+// machine reports whether the entry gets its tokens with its own client
+// credentials: it never needs a login, and a logout is only the loss of
+// a token it gets again.
+func (a *entryAuth) machine() bool { return a != nil && a.flow.Settings.Machine() }
 
 // loggedIn reports whether the store holds a login for the server now.
 func (a *entryAuth) loggedIn() bool {
@@ -382,6 +471,7 @@ func (s *supervisor) loginError() error {
 // OAuthStatus is what `status` shows of an OAuth entry's login.
 type OAuthStatus struct {
 	LoggedIn         bool       `json:"loggedIn"`
+	Grant            string     `json:"grant,omitempty"` // client_credentials: a machine client
 	Issuer           string     `json:"issuer,omitempty"`
 	Scopes           []string   `json:"scopes,omitempty"`
 	Expiry           *time.Time `json:"expiry,omitempty"`
@@ -399,7 +489,7 @@ func LoginStatus(c *Config, store *oauth.Store) *OAuthStatus {
 	if !c.UsesOAuth() {
 		return nil
 	}
-	st := &OAuthStatus{Store: store.Dir}
+	st := &OAuthStatus{Store: store.Dir, Grant: c.OAuth.Grant}
 	rec, err := store.Load(c.URL)
 	if err != nil {
 		st.Note = err.Error()

@@ -2,9 +2,16 @@ package mcpclient
 
 import (
 	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -188,6 +195,13 @@ func TestOAuthConfig(t *testing.T) {
 		{map[string]any{"oauth": map[string]any{"clientId": "x"}, "headers": map[string]string{"Authorization": "Bearer abc"}}, "keep one of the two"},
 		{map[string]any{"oauth": map[string]any{"scopes": []string{"a b"}}}, `oauth.scopes[0]: "a b" is not a scope`},
 		{map[string]any{"oauth": map[string]any{"authServerMetadataUrl": "ftp://x"}}, "oauth.authServerMetadataUrl"},
+		{map[string]any{"oauth": map[string]any{"grant": "password"}}, `oauth.grant: "password" is not a grant`},
+		{map[string]any{"oauth": map[string]any{"grant": "client_credentials", "clientSecret": "s3cr3t-value"}}, "oauth.clientId: is required for oauth.grant"},
+		{map[string]any{"oauth": map[string]any{"grant": "client_credentials", "clientId": "svc"}}, "needs exactly one of clientSecret, privateKey and privateKeyFile"},
+		{map[string]any{"oauth": map[string]any{"grant": "client_credentials", "clientId": "svc", "clientSecret": "s3cr3t-value", "privateKeyFile": "k.pem"}}, "needs exactly one of"},
+		{map[string]any{"oauth": map[string]any{"grant": "client_credentials", "clientId": "svc", "privateKey": "not a key"}}, "oauth.privateKey: no PEM block"},
+		{map[string]any{"oauth": map[string]any{"grant": "client_credentials", "clientId": "svc", "clientSecret": "s3cr3t-value", "callbackPort": 8080}}, "oauth.callbackPort: is not for oauth.grant"},
+		{map[string]any{"oauth": map[string]any{"clientId": "app", "privateKeyFile": "k.pem"}}, `oauth.privateKeyFile: is only for oauth.grant "client_credentials"`},
 	} {
 		err := hx.Load(yml(httpEntry("web", "web", "http://127.0.0.1:1/mcp", c.config)))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -314,4 +328,64 @@ func provideOAuth(t *testing.T, h *host.Host, o OAuthOptions) {
 	if err := OAuthKey.ProvideBy(h, o); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A machine client (oauth.grant client_credentials, its key in a file
+// beside cordis.yml) is never needs-login: its first 401 gets a token with
+// its own credentials and the entry is ready; a token the server no
+// longer takes, or a logout, is a new grant, not a login to wait for. A key
+// file that is not there fails the entry, naming the file.
+func TestMachineClient(t *testing.T) {
+	as := oauthtest.NewAS(t)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	as.Keys = map[string]crypto.PublicKey{"svc": key.Public()}
+	url := oauthPeer(t, as)
+	dir := filepath.Join(t.TempDir(), "oauth")
+	hx := newHarness(t)
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(hx.Dir, "svc.pem"), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	provideOAuth(t, hx.H, OAuthOptions{StoreDir: dir, Poll: 20 * time.Millisecond})
+	machine := map[string]any{"oauth": map[string]any{"grant": "client_credentials", "clientId": "svc", "privateKeyFile": "svc.pem"}}
+	hx.mustLoad(yml(httpEntry("web", "web", url, machine)))
+	hx.wantState("web", host.Ready)
+	hx.wantCall("mcp__web__echo", `{"message":"hi"}`, "echo: hi", false)
+	if as.Count("client:jwt") != 1 || as.Count("authorize") != 0 {
+		t.Fatalf("%d client credentials grants, %d authorizations", as.Count("client:jwt"), as.Count("authorize"))
+	}
+	if st := hx.status("web"); st.OAuth == nil || !st.OAuth.LoggedIn || st.OAuth.Client != oauth.RegistrationMachine || st.OAuth.Refreshable ||
+		!strings.Contains(strings.Join(st.StatusLines(), "\n"), "oauth: a client credentials token of "+as.URL) {
+		t.Fatalf("status: %+v\n%s", st.OAuth, strings.Join(st.StatusLines(), "\n"))
+	}
+
+	as.Expire()
+	hx.wantCall("mcp__web__echo", `{"message":"again"}`, "echo: again", false)
+	if as.Count("client:jwt") != 2 {
+		t.Fatalf("after the token ended: %d grants, want 2", as.Count("client:jwt"))
+	}
+	// A logout deletes the token; the next request gets another.
+	if _, err := (&oauth.Store{Dir: dir}).Delete(url); err != nil {
+		t.Fatal(err)
+	}
+	as.Expire()
+	hx.wantCall("mcp__web__echo", `{"message":"after the logout"}`, "echo: after the logout", false)
+	if e := hx.Entry("web"); e.State != host.Ready || as.Count("client:jwt") != 3 {
+		t.Fatalf("after a logout: %s, %d grants", e.State, as.Count("client:jwt"))
+	}
+
+	// An edit naming a key file that is not there keeps the running
+	// instance; a new entry with it fails, naming the file.
+	missing := map[string]any{"oauth": map[string]any{"grant": "client_credentials", "clientId": "svc", "privateKeyFile": "gone.pem"}}
+	_ = hx.Load(yml(httpEntry("web", "web", url, missing)))
+	hx.wantState("web", host.Ready)
+	hx.wantCall("mcp__web__echo", `{"message":"kept"}`, "echo: kept", false)
+	_ = hx.Load(yml(httpEntry("web", "web", url, machine), httpEntry("web2", "web2", url, missing)))
+	hx.wantState("web2", host.Failed, "oauth.privateKeyFile", "gone.pem")
 }

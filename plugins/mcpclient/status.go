@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/harness-go/harness/host/secret"
+	"github.com/harness-go/harness/internal/oauth"
 	"github.com/harness-go/harness/internal/safe"
 	"github.com/harness-go/harness/plugins/tools"
 )
@@ -143,6 +144,9 @@ func (s *Status) oauthLine() string {
 	o := s.OAuth
 	if !o.LoggedIn {
 		line := "oauth: not logged in"
+		if o.Grant == oauth.GrantClientCredentials {
+			line = "oauth: client credentials, no token yet"
+		}
 		if o.Issuer != "" {
 			line += " (issuer " + safe.Line(o.Issuer) + ")"
 		}
@@ -155,6 +159,9 @@ func (s *Status) oauthLine() string {
 		return line
 	}
 	line := "oauth: logged in at " + safe.Line(o.Issuer)
+	if o.Grant == oauth.GrantClientCredentials {
+		line = "oauth: a client credentials token of " + safe.Line(o.Issuer)
+	}
 	if len(o.Scopes) > 0 {
 		line += ", scopes " + safe.Line(strings.Join(o.Scopes, " "))
 	}

@@ -315,7 +315,7 @@ func (s *supervisor) serve(life context.Context, sess *session) {
 	// any process) ends the session at once, and the entry needs a login.
 	var watch <-chan time.Time
 	loggedIn := false
-	if s.auth != nil {
+	if s.auth != nil && !s.auth.machine() {
 		t := time.NewTicker(s.auth.poll())
 		defer t.Stop()
 		watch = t.C

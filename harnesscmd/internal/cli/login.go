@@ -76,7 +76,11 @@ func oauthEntry(o *options, env Env, id string) (*mcpclient.Config, *oauth.Flow,
 	if err != nil {
 		return nil, nil, exit(ExitFailure, "harness: %v", err)
 	}
-	return cfg, mcpclient.NewFlow(cfg, store), nil
+	flow, err := mcpclient.NewFlow(cfg, filepath.Dir(o.config), store)
+	if err != nil {
+		return nil, nil, exit(ExitUsage, "harness: entry %q: %s", safe.Line(id), safe.Text(err.Error()))
+	}
+	return cfg, flow, nil
 }
 
 // loginEvent is one line of `harness login --json`.

@@ -184,3 +184,65 @@ func loginSetup(t *testing.T) (as *oauthtest.AS, config, state string, lookup fu
 	}
 	return as, config, state, lookup
 }
+
+// A machine client through the command line: tools and call work at once
+// (the first 401 gets a token with the client's secret, nobody logs in);
+// `harness login` of it is its grant, with no URL and no browser; the
+// secret and the token reach no output.
+func TestMachineClientThroughTheCLI(t *testing.T) {
+	as, config, state, lookup := loginSetup(t)
+	const secret = "svc-secret-MACHINE-0123456789"
+	as.Machines = map[string]string{"svc": secret}
+	src, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src = []byte(strings.Replace(string(src), "}\n", ", oauth: {grant: client_credentials, clientId: svc, clientSecret: !!js process.env.SVC_SECRET}}\n", 1))
+	if err := os.WriteFile(config, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := func(k string) (string, bool) {
+		if k == "SVC_SECRET" {
+			return secret, true
+		}
+		return lookup(k)
+	}
+	var all strings.Builder
+	run := func(args ...string) (int, string, string) {
+		t.Helper()
+		var out, errOut strings.Builder
+		code := Main(context.Background(), append([]string{"-c", config, "--wait", "10s"}, args...), Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, Lookup: env})
+		all.WriteString(out.String() + errOut.String())
+		return code, out.String(), errOut.String()
+	}
+	if code, out, errOut := run("call", "mcp__web__echo", `{"message":"machine"}`); code != 0 || !strings.Contains(out, "echo: machine") {
+		t.Fatalf("call: %d\n%s\n%s", code, out, errOut)
+	}
+	if as.Count("client:basic") != 1 {
+		t.Fatalf("%d client credentials grants", as.Count("client:basic"))
+	}
+	// The next run reuses the stored token.
+	if code, out, errOut := run("tools"); code != 0 || !strings.Contains(out, "mcp__web__echo") || as.Count("client:basic") != 1 {
+		t.Fatalf("tools: %d, %d grants\n%s\n%s", code, as.Count("client:basic"), out, errOut)
+	}
+	code, out, errOut := run("login", "web", "--no-browser")
+	if code != 0 || !strings.Contains(out, "logged in to web at "+as.URL) || strings.Contains(errOut, "http") || as.Count("client:basic") != 2 {
+		t.Fatalf("login of a machine client: %d, %d grants\n%s\n%s", code, as.Count("client:basic"), out, errOut)
+	}
+	if as.Count("authorize") != 0 {
+		t.Fatal("a machine client went to the authorization endpoint")
+	}
+	files, _ := filepath.Glob(filepath.Join(state, "harness", "oauth", "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("token files %v", files)
+	}
+	var rec struct{ AccessToken string }
+	if b, err := os.ReadFile(files[0]); err != nil || json.Unmarshal(b, &rec) != nil || rec.AccessToken == "" {
+		t.Fatalf("the token file: %v", err)
+	}
+	for _, v := range []string{secret, rec.AccessToken} {
+		if strings.Contains(all.String(), v) {
+			t.Fatalf("%q reached the output:\n%s", v, all.String())
+		}
+	}
+}

@@ -138,10 +138,13 @@ type mcpConfig struct {
 
 // oauthConfig is the entry's oauth key: the suite's Client ID Metadata
 // Document URL (the one its scenarios expect), and the pre-registered
-// client its context names, if any.
+// client its context names, if any; or, for the client credentials
+// scenarios, the machine client of the context.
 type oauthConfig struct {
+	Grant             string `yaml:"grant,omitempty"`
 	ClientID          string `yaml:"clientId,omitempty"`
 	ClientSecret      string `yaml:"clientSecret,omitempty"`
+	PrivateKey        string `yaml:"privateKey,omitempty"`
 	ClientMetadataURL string `yaml:"clientMetadataUrl,omitempty"`
 }
 
@@ -150,15 +153,23 @@ type oauthConfig struct {
 const clientMetadataURL = "https://conformance-test.local/client-metadata.json"
 
 // oauthFromContext reads the pre-registered client of the suite's context
-// (client_id, client_secret), if it names one.
-func oauthFromContext(suiteContext string) *oauthConfig {
+// (client_id, client_secret), if it names one. A context with a private key
+// (private_key_pem), and the client credentials scenarios, make a machine
+// client (grant client_credentials), as a person configuring a service
+// account would: what the suite's context cannot say is whether a client
+// id and secret are a person's app or a service's.
+func oauthFromContext(scenario, suiteContext string) *oauthConfig {
 	o := &oauthConfig{ClientMetadataURL: clientMetadataURL}
 	var c struct {
 		ClientID     string `json:"client_id"`
 		ClientSecret string `json:"client_secret"`
+		PrivateKey   string `json:"private_key_pem"`
 	}
 	if suiteContext != "" && json.Unmarshal([]byte(suiteContext), &c) == nil {
 		o.ClientID, o.ClientSecret = c.ClientID, c.ClientSecret
+	}
+	if c.PrivateKey != "" || strings.HasPrefix(scenario, "auth/client-credentials-") {
+		o.Grant, o.PrivateKey, o.ClientMetadataURL = "client_credentials", c.PrivateKey, ""
 	}
 	return o
 }
@@ -235,7 +246,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // exercise loads the configuration, waits for the entry, lists the tools and
 // calls each once. It returns the exit status.
 func exercise(ctx context.Context, o options, h *host.Host, reg *tools.Registry, stdout, stderr io.Writer) int {
-	src, err := cordisYML(o.url, o.protocol, o.deadline, oauthFromContext(os.Getenv("MCP_CONFORMANCE_CONTEXT")))
+	src, err := cordisYML(o.url, o.protocol, o.deadline, oauthFromContext(os.Getenv("MCP_CONFORMANCE_SCENARIO"), os.Getenv("MCP_CONFORMANCE_CONTEXT")))
 	if err != nil {
 		fmt.Fprintln(stderr, "client: building cordis.yml:", err)
 		return 1

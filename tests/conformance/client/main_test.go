@@ -38,7 +38,7 @@ func TestArgsFromSchema(t *testing.T) {
 }
 
 func TestCordisYMLLoads(t *testing.T) {
-	src, err := cordisYML(`http://localhost:1234/mcp?x="y"#z`, "auto", 20*time.Second, oauthFromContext(`{"client_id":"pre","client_secret":"pre-secret"}`))
+	src, err := cordisYML(`http://localhost:1234/mcp?x="y"#z`, "auto", 20*time.Second, oauthFromContext("auth/pre-registration", `{"client_id":"pre","client_secret":"pre-secret"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
