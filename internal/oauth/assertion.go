@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"bytes"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -38,8 +39,13 @@ type Key struct {
 // ParseKey reads a PEM private key: PKCS #8 ("PRIVATE KEY"), SEC 1 ("EC
 // PRIVATE KEY") or PKCS #1 ("RSA PRIVATE KEY"). The algorithm follows from
 // the key: ES256/ES384/ES512 for P-256/P-384/P-521, RS256 for RSA (2048
-// bits or more), EdDSA for Ed25519.
+// bits or more), EdDSA for Ed25519. A key whose line breaks were written
+// as the two characters \n (as a CI secret or a .env file often holds
+// one) is read as if they were line breaks.
 func ParseKey(data []byte) (*Key, error) {
+	if !bytes.Contains(data, []byte("\n")) && bytes.Contains(data, []byte(`\n`)) {
+		data = bytes.ReplaceAll(data, []byte(`\n`), []byte("\n"))
+	}
 	block, _ := pem.Decode(data)
 	if block == nil {
 		return nil, errors.New("no PEM block (-----BEGIN PRIVATE KEY----- …) in it")

@@ -70,6 +70,7 @@ func TestParseKey(t *testing.T) {
 		{"RSA PKCS #1", pemOf(t, rsa2048, "RSA PRIVATE KEY"), "RS256"},
 		{"RSA PKCS #8", pemOf(t, rsa2048, "PRIVATE KEY"), "RS256"},
 		{"Ed25519", pemOf(t, ed, "PRIVATE KEY"), "EdDSA"},
+		{"line breaks written as \\n", []byte(strings.ReplaceAll(strings.TrimSpace(string(pemOf(t, p256, "PRIVATE KEY"))), "\n", `\n`)), "ES256"},
 	} {
 		k, err := oauth.ParseKey(c.pem)
 		if err != nil || k.Alg != c.alg {
