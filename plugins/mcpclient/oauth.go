@@ -126,9 +126,12 @@ func (o *OAuth) validate(c *Config, bad func(field, format string, args ...any))
 	}
 	switch o.Grant {
 	case "", oauth.GrantAuthorizationCode:
-		for k, set := range map[string]bool{"privateKey": o.PrivateKey != "", "privateKeyFile": o.PrivateKeyFile != ""} {
-			if set {
-				bad("oauth."+k, "is only for oauth.grant %q (a person's login authenticates with clientSecret or nothing)", oauth.GrantClientCredentials)
+		for _, k := range []struct {
+			name string
+			set  bool
+		}{{"privateKey", o.PrivateKey != ""}, {"privateKeyFile", o.PrivateKeyFile != ""}} {
+			if k.set {
+				bad("oauth."+k.name, "is only for oauth.grant %q (a person's login authenticates with clientSecret or nothing)", oauth.GrantClientCredentials)
 			}
 		}
 	case oauth.GrantClientCredentials:
