@@ -18,6 +18,7 @@ import (
 
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/host/conffile"
+	"github.com/harness-go/harness/host/secret"
 	"github.com/harness-go/harness/internal/oauth"
 )
 
@@ -193,8 +194,9 @@ func (c *Config) UsesOAuth() bool {
 }
 
 // settings is the oauth key as the flow takes it; dir is cordis.yml's
-// folder, which a relative privateKeyFile is in.
-func (o *OAuth) settings(dir string) (oauth.Settings, error) {
+// folder, which a relative privateKeyFile is in. The file's key joins
+// secrets, as an inline privateKey does.
+func (o *OAuth) settings(dir string, secrets *secret.Set) (oauth.Settings, error) {
 	st := oauth.Settings{
 		Grant:                 o.Grant,
 		ClientID:              o.ClientID,
@@ -213,6 +215,7 @@ func (o *OAuth) settings(dir string) (oauth.Settings, error) {
 		if err != nil {
 			return st, fmt.Errorf("oauth.privateKeyFile: %w", err)
 		}
+		secrets.AddCredential(string(b), strings.TrimSpace(string(b)))
 		pem = b
 	}
 	if len(pem) > 0 {
@@ -269,7 +272,7 @@ func (o *OAuthOptions) storeDir() (string, error) {
 // the entry's cordis.yml (a relative oauth.privateKeyFile is in it); the
 // error is that file's.
 func NewFlow(c *Config, dir string, store *oauth.Store) (*oauth.Flow, error) {
-	st, err := c.OAuth.settings(dir)
+	st, err := c.OAuth.settings(dir, store.Secrets)
 	if err != nil {
 		return nil, err
 	}

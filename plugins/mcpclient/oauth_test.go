@@ -349,13 +349,17 @@ func TestMachineClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(hx.Dir, "svc.pem"), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
+	if err := os.WriteFile(filepath.Join(hx.Dir, "svc.pem"), keyPEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	provideOAuth(t, hx.H, OAuthOptions{StoreDir: dir, Poll: 20 * time.Millisecond})
 	machine := map[string]any{"oauth": map[string]any{"grant": "client_credentials", "clientId": "svc", "privateKeyFile": "svc.pem"}}
 	hx.mustLoad(yml(httpEntry("web", "web", url, machine)))
 	hx.wantState("web", host.Ready)
+	if out := hx.H.Secrets().Redact("key: " + string(keyPEM)); strings.Contains(out, "PRIVATE KEY") {
+		t.Errorf("the key file is not a secret: %q", out)
+	}
 	hx.wantCall("mcp__web__echo", `{"message":"hi"}`, "echo: hi", false)
 	if as.Count("client:jwt") != 1 || as.Count("authorize") != 0 {
 		t.Fatalf("%d client credentials grants, %d authorizations", as.Count("client:jwt"), as.Count("authorize"))
