@@ -103,24 +103,37 @@ func (f *Flow) Begin(ctx context.Context, ch *Challenge, redirectURI string) (*P
 // those already granted (a step-up keeps them); offline_access added when
 // the authorization server lists it.
 func (f *Flow) scopes(d *Discovery, ch *Challenge, prev *Record) []string {
-	var s []string
+	s := f.askedScopes(d, ch)
+	if prev != nil && len(s) > 0 {
+		s = addScopes(s, prev.Scopes...)
+		s = addScopes(s, prev.Wanted...)
+	}
+	if slices.Contains(d.AS.ScopesSupported, "offline_access") {
+		s = addScopes(s, "offline_access")
+	}
+	return s
+}
+
+// askedScopes are the entry's scopes, else the challenge's, else the
+// resource metadata's scopes_supported, else none (a fresh slice).
+func (f *Flow) askedScopes(d *Discovery, ch *Challenge) []string {
 	switch {
 	case len(f.Settings.Scopes) > 0:
-		s = slices.Clone(f.Settings.Scopes)
+		return slices.Clone(f.Settings.Scopes)
 	case ch != nil && len(ch.Scopes) > 0:
-		s = slices.Clone(ch.Scopes)
+		return slices.Clone(ch.Scopes)
 	case d.PRM != nil && len(d.PRM.ScopesSupported) > 0:
-		s = slices.Clone(d.PRM.ScopesSupported)
+		return slices.Clone(d.PRM.ScopesSupported)
 	}
-	if prev != nil && len(s) > 0 {
-		for _, g := range append(slices.Clone(prev.Scopes), prev.Wanted...) {
-			if !slices.Contains(s, g) {
-				s = append(s, g)
-			}
+	return nil
+}
+
+// addScopes appends to s those of more it does not hold yet.
+func addScopes(s []string, more ...string) []string {
+	for _, v := range more {
+		if !slices.Contains(s, v) {
+			s = append(s, v)
 		}
-	}
-	if slices.Contains(d.AS.ScopesSupported, "offline_access") && !slices.Contains(s, "offline_access") {
-		s = append(s, "offline_access")
 	}
 	return s
 }

@@ -59,21 +59,9 @@ func (f *Flow) ClientCredentials(ctx context.Context, ch *Challenge) (*Record, e
 // step-up (403 insufficient_scope) adds the scopes it names. Never
 // offline_access: a client credentials grant issues no refresh token.
 func (f *Flow) machineScopes(d *Discovery, ch *Challenge) []string {
-	var s []string
-	switch {
-	case len(f.Settings.Scopes) > 0:
-		s = slices.Clone(f.Settings.Scopes)
-	case ch != nil && len(ch.Scopes) > 0:
-		s = slices.Clone(ch.Scopes)
-	case d.PRM != nil && len(d.PRM.ScopesSupported) > 0:
-		s = slices.Clone(d.PRM.ScopesSupported)
-	}
+	s := f.askedScopes(d, ch)
 	if ch.InsufficientScope() {
-		for _, v := range ch.Scopes {
-			if !slices.Contains(s, v) {
-				s = append(s, v)
-			}
-		}
+		s = addScopes(s, ch.Scopes...)
 	}
 	return slices.DeleteFunc(s, func(v string) bool { return v == "offline_access" })
 }
@@ -115,7 +103,7 @@ func (f *Flow) machineClient(as *ServerMetadata) (Client, error) {
 // grantClientCredentials asks r's token endpoint for a token with the
 // client's credentials (and the resource, RFC 8707) and records it in r.
 func (f *Flow) grantClientCredentials(ctx context.Context, r *Record, scopes []string) error {
-	if r.Client.Registration != RegistrationMachine || r.Client.ID != f.Settings.ClientID {
+	if !f.usable(r) {
 		return &NeedsLoginError{Reason: "the token in the store is not this client's"}
 	}
 	r.Client.Secret = f.Settings.ClientSecret // the entry's, which an edit may have changed
