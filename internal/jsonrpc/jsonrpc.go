@@ -341,6 +341,16 @@ func objectAt(b []byte, i int, validate bool, f func(key, v []byte) bool) (end i
 // array arr (valid JSON), in order, until f returns false. It returns false
 // when arr is not an array or f returned false.
 func EachElement(arr []byte, f func(v []byte) bool) bool {
+	return eachIn(arr, func(i int) (int, bool) {
+		end := skipValue(arr, i)
+		return end, end >= 0 && f(arr[i:end])
+	})
+}
+
+// eachIn walks the elements of the JSON array arr: at(i) reads the
+// element that starts at i and returns where it ends, or false to stop.
+// It returns false when arr is not an array or at stopped.
+func eachIn(arr []byte, at func(i int) (end int, ok bool)) bool {
 	i := skipSpace(arr, 0)
 	if i >= len(arr) || arr[i] != '[' {
 		return false
@@ -350,8 +360,8 @@ func EachElement(arr []byte, f func(v []byte) bool) bool {
 		return true
 	}
 	for i < len(arr) {
-		end := skipValue(arr, i)
-		if end < 0 || !f(arr[i:end]) {
+		end, ok := at(i)
+		if !ok {
 			return false
 		}
 		next, more, closed := afterMember(arr, skipSpace(arr, end), ']')
@@ -370,24 +380,8 @@ func EachElement(arr []byte, f func(v []byte) bool) bool {
 // returned false — what EachElement with EachKey inside would say, without
 // going over each element twice.
 func EachObject(arr []byte, key func(k, v []byte) bool, elem func(obj []byte) bool) bool {
-	i := skipSpace(arr, 0)
-	if i >= len(arr) || arr[i] != '[' {
-		return false
-	}
-	i = skipSpace(arr, i+1)
-	if i < len(arr) && arr[i] == ']' {
-		return true
-	}
-	for i < len(arr) {
+	return eachIn(arr, func(i int) (int, bool) {
 		end, ok := objectAt(arr, i, false, key)
-		if !ok || !elem(arr[i:end]) {
-			return false
-		}
-		next, more, closed := afterMember(arr, skipSpace(arr, end), ']')
-		if !more {
-			return closed
-		}
-		i = skipSpace(arr, next)
-	}
-	return false
+		return end, ok && elem(arr[i:end])
+	})
 }
