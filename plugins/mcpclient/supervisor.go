@@ -313,6 +313,7 @@ func (s *supervisor) run(life context.Context, done func(error)) {
 func (s *supervisor) serve(life context.Context, sess *session) {
 	// An OAuth entry watches the store: a logout (by `harness logout`, in
 	// any process) ends the session at once, and the entry needs a login.
+	// A machine client does not: its next request gets another token.
 	var watch <-chan time.Time
 	loggedIn := false
 	if s.auth != nil && !s.auth.machine() {

@@ -36,8 +36,9 @@ import (
 // at least one check, no failure and no warning. json-schema-2020-12-preservation
 // is run unscored by --requirements 2026-07-28 (added after the revision);
 // it must pass too, and so must the client credentials extension, which it
-// also runs unscored. The other OAuth extensions (DPoP, enterprise-managed authorization, workload
-// identity) are the expected failures of expectedFile.
+// also runs unscored. The other OAuth extensions (DPoP, enterprise-managed
+// authorization, workload identity) are the expected failures of
+// expectedFile.
 var (
 	authScenarios20251125 = []string{"auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3",
 		"auth/basic-cimd", "auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported", "auth/scope-omitted-when-undefined",

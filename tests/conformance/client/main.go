@@ -16,9 +16,11 @@
 // (MCP_CONFORMANCE_PROTOCOL_VERSION: 2026-07-28 → protocol modern, any
 // other → auto, unless -protocol says), the calls a scenario wants made,
 // with their arguments (MCP_CONFORMANCE_CONTEXT's toolCalls: only those are
-// made), and the scenario (MCP_CONFORMANCE_SCENARIO:
-// json-schema-2020-12-preservation echoes the schema it was listed back to
-// the scenario's echo tool).
+// made), the client it names (its client_id, client_secret and
+// private_key_pem: see oauthFromContext), and the scenario
+// (MCP_CONFORMANCE_SCENARIO: the client credentials scenarios make a
+// machine client; json-schema-2020-12-preservation echoes the schema it was
+// listed back to the scenario's echo tool).
 //
 // Every call runs with a test-only front (tools.Front): it accepts every
 // elicitation, its form filled with the defaults of the requested schema
