@@ -23,14 +23,18 @@ import (
 // "Configuration").
 type Settings struct {
 	// Grant is how tokens are got: GrantAuthorizationCode (a person logs
-	// in; the default) or GrantClientCredentials (the client's own
-	// credentials, no person).
+	// in; the default), GrantClientCredentials (the client's own
+	// credentials, no person) or GrantJWTBearer (a workload's identity
+	// token, no person).
 	Grant        string
 	ClientID     string
 	ClientSecret string
 	// Key is the private key of a client that authenticates with
-	// private_key_jwt (client credentials only); nil: none.
-	Key                   *Key
+	// private_key_jwt (machine clients only); nil: none.
+	Key *Key
+	// Assertion gives the workload's identity token of a GrantJWTBearer
+	// flow, asked for at every grant (platforms rotate them).
+	Assertion             func() (string, error)
 	ClientMetadataURL     string
 	Scopes                []string
 	CallbackPort          int
@@ -41,11 +45,15 @@ type Settings struct {
 const (
 	GrantAuthorizationCode = "authorization_code"
 	GrantClientCredentials = "client_credentials"
+	GrantJWTBearer         = "jwt_bearer"
 )
 
-// Machine reports whether the flow gets its tokens with the client's own
-// credentials: no person, no browser, no refresh token.
-func (s *Settings) Machine() bool { return s.Grant == GrantClientCredentials }
+// Machine reports whether the flow gets its tokens with what the entry
+// holds (the client's credentials, a workload's token): no person, no
+// browser, no refresh token.
+func (s *Settings) Machine() bool {
+	return s.Grant == GrantClientCredentials || s.Grant == GrantJWTBearer
+}
 
 // ClientName is the client_name of a dynamic registration.
 const ClientName = "harness"
@@ -376,7 +384,7 @@ func (e *TokenError) InvalidGrant() bool { return e.Code == "invalid_grant" }
 // resource, RFC 8707) and records the answer in r.
 func (f *Flow) refresh(ctx context.Context, r *Record) error {
 	if f.Settings.Machine() {
-		return f.grantClientCredentials(ctx, r, append(slices.Clone(r.Scopes), r.Wanted...))
+		return f.machineGrant(ctx, r, append(slices.Clone(r.Scopes), r.Wanted...))
 	}
 	if r.RefreshToken == "" {
 		return &TokenError{What: "the refresh", Code: "invalid_grant", Description: "no refresh token was issued"}
@@ -456,7 +464,9 @@ func (f *Flow) clientRequest(ctx context.Context, endpoint string, r *Record, v 
 		v.Set("client_assertion_type", AssertionType)
 		v.Set("client_assertion", a)
 	default:
-		v.Set("client_id", c.ID)
+		if c.ID != "" { // a jwt bearer grant may name no client (RFC 7523 §3.1)
+			v.Set("client_id", c.ID)
+		}
 		if c.AuthMethod == "client_secret_post" {
 			v.Set("client_secret", c.Secret)
 		}

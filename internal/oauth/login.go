@@ -125,10 +125,10 @@ type LoginOptions struct {
 // Login runs the whole flow with a person: it listens on the loopback,
 // builds the authorization URL, opens (or shows) it, waits for the redirect
 // (on the loopback, or pasted), and saves the login. A machine client's
-// login is its client credentials grant, with nothing shown.
+// login is its grant (client credentials, jwt bearer), with nothing shown.
 func (f *Flow) Login(ctx context.Context, o LoginOptions) (*Record, error) {
 	if f.Settings.Machine() {
-		return f.ClientCredentials(ctx, o.Challenge) // nobody to ask
+		return f.MachineToken(ctx, o.Challenge) // nobody to ask
 	}
 	lb, err := Listen(f.Settings.CallbackPort)
 	if err != nil {

@@ -12,22 +12,51 @@ import (
 )
 
 // Machine clients (docs/rfc/0007-oauth.md, "Machine clients"): an entry
-// with oauth.grant client_credentials gets its tokens with its own
-// credentials (OAuth 2.1 §4.2, the MCP extension
-// io.modelcontextprotocol/oauth-client-credentials): a client secret
+// whose oauth.grant is client_credentials or jwt_bearer gets its tokens
+// with what it holds, and nobody logs in. client_credentials (OAuth 2.1
+// §4.2, the MCP extension io.modelcontextprotocol/oauth-client-credentials)
+// presents the client's own credentials: a client secret
 // (client_secret_basic or client_secret_post, as the authorization server
-// takes them) or a private key (private_key_jwt, RFC 7523). Nobody logs in:
-// the first 401 gets a token, and an expired or refused one gets the next.
-// The token is kept in the store like a person's login, so that the next
-// run of the CLI reuses it; there is no refresh token.
+// takes them) or a private key (private_key_jwt, RFC 7523 §2.2).
+// jwt_bearer (RFC 7523 §2.1, workload identity federation, the extension
+// io.modelcontextprotocol/auth/wif) presents a workload's identity token —
+// a JWT its platform issued (a Kubernetes service account token, a CI
+// job's OIDC token) — as the grant itself; the client authenticates as
+// for client_credentials, or not at all. The first 401 gets a token, and
+// an expired or refused one gets the next. The token is kept in the store
+// like a person's login, so that the next run of the CLI reuses it; there
+// is no refresh token.
 
-// RegistrationMachine is the Client.Registration of a machine client.
-const RegistrationMachine = "client-credentials"
+// The Client.Registration of machine clients, one per grant.
+const (
+	RegistrationClientCredentials = "client-credentials"
+	RegistrationJWTBearer         = "jwt-bearer"
+)
 
-// ClientCredentials discovers the authorization server (ch is the server's
-// challenge, nil when none was seen), gets a token with the client's
-// credentials and saves it.
-func (f *Flow) ClientCredentials(ctx context.Context, ch *Challenge) (*Record, error) {
+// JWTBearerGrant is the grant_type of RFC 7523's JWT bearer grant.
+const JWTBearerGrant = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
+// grantType is the token request's grant_type of a machine flow, and
+// registration its records' Client.Registration.
+func (s *Settings) grantType() (grantType, registration string) {
+	if s.Grant == GrantJWTBearer {
+		return JWTBearerGrant, RegistrationJWTBearer
+	}
+	return GrantClientCredentials, RegistrationClientCredentials
+}
+
+// grantName is how errors name the grant.
+func (s *Settings) grantName() string {
+	if s.Grant == GrantJWTBearer {
+		return "the jwt bearer grant"
+	}
+	return "the client credentials grant"
+}
+
+// MachineToken discovers the authorization server (ch is the server's
+// challenge, nil when none was seen), gets a token with the grant of a
+// machine flow and saves it.
+func (f *Flow) MachineToken(ctx context.Context, ch *Challenge) (*Record, error) {
 	d, err := Discover(ctx, f.HTTP, f.Server, ch, f.Settings.AuthServerMetadataURL)
 	if err != nil {
 		return nil, err
@@ -45,7 +74,7 @@ func (f *Flow) ClientCredentials(ctx context.Context, ch *Challenge) (*Record, e
 		RevocationAuthMethods: d.AS.RevocationAuthMethodsSupported,
 		Client:                c,
 	}
-	if err := f.grantClientCredentials(ctx, rec, f.machineScopes(d, ch)); err != nil {
+	if err := f.machineGrant(ctx, rec, f.machineScopes(d, ch)); err != nil {
 		return nil, err
 	}
 	if err := f.Store.Save(rec); err != nil {
@@ -71,14 +100,19 @@ func (f *Flow) machineScopes(d *Discovery, ch *Challenge) []string {
 // server cannot take this client.
 func (f *Flow) machineClient(as *ServerMetadata) (Client, error) {
 	st := f.Settings
-	if st.ClientID == "" {
-		return Client{}, errors.New("the client credentials grant needs oauth.clientId")
+	grant, registration := st.grantType()
+	jwtBearer := st.Grant == GrantJWTBearer
+	if st.ClientID == "" && (!jwtBearer || st.ClientSecret != "" || st.Key != nil) {
+		return Client{}, fmt.Errorf("%s needs oauth.clientId", st.grantName())
 	}
-	if g := as.GrantTypesSupported; len(g) > 0 && !slices.Contains(g, GrantClientCredentials) {
-		return Client{}, fmt.Errorf("the authorization server %s does not offer the client credentials grant (its grant_types_supported: %s)", safe.Line(as.Issuer), safe.Line(strings.Join(g, ", ")))
+	if jwtBearer && st.Assertion == nil {
+		return Client{}, errors.New("the jwt bearer grant needs oauth.assertion or oauth.assertionFile")
+	}
+	if g := as.GrantTypesSupported; len(g) > 0 && !slices.Contains(g, grant) {
+		return Client{}, fmt.Errorf("the authorization server %s does not offer %s (its grant_types_supported: %s)", safe.Line(as.Issuer), st.grantName(), safe.Line(strings.Join(g, ", ")))
 	}
 	methods := as.TokenEndpointAuthMethodsSupported
-	c := Client{ID: st.ClientID, Registration: RegistrationMachine}
+	c := Client{ID: st.ClientID, Registration: registration}
 	switch {
 	case st.Key != nil:
 		if len(methods) > 0 && !slices.Contains(methods, "private_key_jwt") {
@@ -94,27 +128,48 @@ func (f *Flow) machineClient(as *ServerMetadata) (Client, error) {
 		}
 		c.Secret = st.ClientSecret
 		c.AuthMethod = pickAuthMethod(methods)
+	case jwtBearer:
+		// The assertion is the grant; the client need not authenticate
+		// (RFC 7523 §3.1), unless the server says otherwise.
+		if len(methods) > 0 && !slices.Contains(methods, "none") {
+			return Client{}, fmt.Errorf("the authorization server %s wants the client to authenticate (it takes %s): set oauth.clientId with oauth.clientSecret or a private key", safe.Line(as.Issuer), safe.Line(strings.Join(methods, ", ")))
+		}
+		c.AuthMethod = "none"
 	default:
 		return Client{}, errors.New("the client credentials grant needs oauth.clientSecret or oauth.privateKey")
 	}
 	return c, nil
 }
 
-// grantClientCredentials asks r's token endpoint for a token with the
-// client's credentials (and the resource, RFC 8707) and records it in r.
-func (f *Flow) grantClientCredentials(ctx context.Context, r *Record, scopes []string) error {
+// machineGrant asks r's token endpoint for a token with the machine
+// flow's grant (and the resource, RFC 8707) and records it in r.
+func (f *Flow) machineGrant(ctx context.Context, r *Record, scopes []string) error {
 	if !f.usable(r) {
 		return &NeedsLoginError{Reason: "the token in the store is not this client's"}
 	}
 	r.Client.Secret = f.Settings.ClientSecret // the entry's, which an edit may have changed
-	v := url.Values{"grant_type": {GrantClientCredentials}}
+	grant, _ := f.Settings.grantType()
+	v := url.Values{"grant_type": {grant}}
+	if f.Settings.Grant == GrantJWTBearer {
+		if f.Settings.Assertion == nil {
+			return errors.New("the jwt bearer grant needs oauth.assertion or oauth.assertionFile")
+		}
+		a, err := f.Settings.Assertion()
+		if err != nil {
+			return fmt.Errorf("the jwt bearer grant: the workload's token: %w", err)
+		}
+		if strings.Count(a, ".") != 2 || strings.ContainsAny(a, " \t\r\n") {
+			return errors.New("the jwt bearer grant: the workload's token is not a JWT (three dot-separated parts)")
+		}
+		v.Set("assertion", a)
+	}
 	if len(scopes) > 0 {
 		v.Set("scope", strings.Join(scopes, " "))
 	}
 	if r.Resource != "" {
 		v.Set("resource", r.Resource)
 	}
-	t, err := f.tokenRequest(ctx, "the client credentials grant", r, v)
+	t, err := f.tokenRequest(ctx, f.Settings.grantName(), r, v)
 	if err != nil {
 		return err
 	}
@@ -130,9 +185,10 @@ func (f *Flow) usable(r *Record) bool {
 	if r == nil {
 		return false
 	}
-	machine := r.Client.Registration == RegistrationMachine
+	reg := r.Client.Registration
 	if f.Settings.Machine() {
-		return machine && r.Client.ID == f.Settings.ClientID
+		_, want := f.Settings.grantType()
+		return reg == want && r.Client.ID == f.Settings.ClientID
 	}
-	return !machine
+	return reg != RegistrationClientCredentials && reg != RegistrationJWTBearer
 }

@@ -147,7 +147,7 @@ func TestClientCredentials(t *testing.T) {
 			f := &oauth.Flow{Server: server, Settings: settings, Store: st, HTTP: &http.Client{Timeout: 10 * time.Second}}
 			before := as.Count("client:" + c.method)
 			tr := &oauth.Transport{Next: http.DefaultTransport, Tokens: oauth.NewTokens(f), Authorize: func(ctx context.Context, ch *oauth.Challenge) error {
-				_, err := f.ClientCredentials(ctx, ch)
+				_, err := f.MachineToken(ctx, ch)
 				return err
 			}}
 			hc := &http.Client{Transport: tr}
@@ -167,7 +167,7 @@ func TestClientCredentials(t *testing.T) {
 				t.Fatalf("client authentications by %s: %d, want %d", c.method, got, before+1)
 			}
 			rec, err := st.Load(server)
-			if err != nil || rec == nil || rec.Client.Registration != oauth.RegistrationMachine || rec.RefreshToken != "" || rec.Client.AuthMethod == "" {
+			if err != nil || rec == nil || rec.Client.Registration != oauth.RegistrationClientCredentials || rec.RefreshToken != "" || rec.Client.AuthMethod == "" {
 				t.Fatalf("the stored token: %+v, %v", rec, err)
 			}
 			if strings.Contains(rec.AccessToken, " ") || !as.Valid(rec.AccessToken) {
@@ -200,7 +200,7 @@ func TestClientCredentialsExpiryAndOwnership(t *testing.T) {
 	f := &oauth.Flow{Server: server, Settings: oauth.Settings{Grant: oauth.GrantClientCredentials, ClientID: "svc", ClientSecret: "svc-secret-0123456789"},
 		Store: st, HTTP: &http.Client{Timeout: 10 * time.Second}}
 	ctx := context.Background()
-	if _, err := f.ClientCredentials(ctx, nil); err != nil {
+	if _, err := f.MachineToken(ctx, nil); err != nil {
 		t.Fatalf("ClientCredentials with no challenge (harness login): %v", err)
 	}
 	tokens := oauth.NewTokens(f)
@@ -246,7 +246,7 @@ func TestClientCredentialsRefusals(t *testing.T) {
 	} {
 		c.settings.Grant = oauth.GrantClientCredentials
 		f := &oauth.Flow{Server: server, Settings: c.settings, Store: newStore(t), HTTP: hc}
-		_, err := f.ClientCredentials(context.Background(), nil)
+		_, err := f.MachineToken(context.Background(), nil)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error saying %q", c.name, err, c.want)
 		}
@@ -259,7 +259,7 @@ func TestClientCredentialsRefusals(t *testing.T) {
 	plain := oauthtest.NewAS(t)
 	f := &oauth.Flow{Server: protected(t, plain).URL + "/mcp", Settings: oauth.Settings{Grant: oauth.GrantClientCredentials, ClientID: "svc", ClientSecret: "svc-secret-0123456789"},
 		Store: newStore(t), HTTP: hc}
-	if _, err := f.ClientCredentials(context.Background(), nil); err == nil || !strings.Contains(err.Error(), "does not offer the client credentials grant") {
+	if _, err := f.MachineToken(context.Background(), nil); err == nil || !strings.Contains(err.Error(), "does not offer the client credentials grant") {
 		t.Errorf("an authorization server without the grant: %v", err)
 	}
 	if plain.Count("token:client") != 0 {
@@ -289,7 +289,7 @@ func TestClientCredentialsStepUp(t *testing.T) {
 	f := &oauth.Flow{Server: srv.URL + "/mcp", Settings: oauth.Settings{Grant: oauth.GrantClientCredentials, ClientID: "svc", ClientSecret: "svc-secret-0123456789", Scopes: []string{"mcp:tools"}},
 		Store: st, HTTP: &http.Client{Timeout: 10 * time.Second}}
 	tr := &oauth.Transport{Next: http.DefaultTransport, Tokens: oauth.NewTokens(f), Authorize: func(ctx context.Context, ch *oauth.Challenge) error {
-		_, err := f.ClientCredentials(ctx, ch)
+		_, err := f.MachineToken(ctx, ch)
 		return err
 	}}
 	resp, err := (&http.Client{Transport: tr}).Get(srv.URL + "/mcp")

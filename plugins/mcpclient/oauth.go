@@ -32,18 +32,20 @@ type OAuth struct {
 	// Set is true when the key is there at all.
 	Set bool `yaml:"-" json:"-"`
 
-	Grant                 string   `yaml:"grant" json:"grant,omitempty" enum:"authorization_code,client_credentials" desc:"How tokens are got: authorization_code (a person logs in with harness login; the default) or client_credentials (the client's own credentials, clientId with clientSecret or a private key: no person, no browser)."`
+	Grant                 string   `yaml:"grant" json:"grant,omitempty" enum:"authorization_code,client_credentials,jwt_bearer" desc:"How tokens are got: authorization_code (a person logs in with harness login; the default), client_credentials (the client's own credentials, clientId with clientSecret or a private key) or jwt_bearer (a workload identity token, assertion or assertionFile); the last two need no person and no browser."`
 	ClientID              string   `yaml:"clientId" json:"clientId,omitempty" desc:"A client registered with the authorization server beforehand (servers without dynamic registration, such as GitHub's; every client_credentials client)."`
 	ClientSecret          string   `yaml:"clientSecret" json:"-" secret:"true" desc:"The secret of clientId, when the authorization server gave one."`
 	PrivateKey            string   `yaml:"privateKey" json:"-" secret:"true" desc:"client_credentials: the client's private key (PEM: EC P-256/P-384/P-521, RSA or Ed25519), to authenticate with a signed JWT (private_key_jwt) instead of a secret."`
 	PrivateKeyFile        string   `yaml:"privateKeyFile" json:"privateKeyFile,omitempty" desc:"client_credentials: a file holding privateKey's PEM, relative to cordis.yml's folder."`
+	Assertion             string   `yaml:"assertion" json:"-" secret:"true" desc:"jwt_bearer: the workload's identity token (a JWT its platform issued for the authorization server), such as !!js process.env.CI_JOB_JWT."`
+	AssertionFile         string   `yaml:"assertionFile" json:"assertionFile,omitempty" desc:"jwt_bearer: a file holding the workload's identity token, relative to cordis.yml's folder, read again at every grant (a Kubernetes projected service account token, for one)."`
 	ClientMetadataURL     string   `yaml:"clientMetadataUrl" json:"clientMetadataUrl,omitempty" desc:"An https URL of a Client ID Metadata Document to use as client_id where the authorization server takes them."`
 	Scopes                []string `yaml:"scopes" json:"scopes,omitempty" desc:"The scopes to ask for (default: the server's challenge, else its scopes_supported)."`
 	CallbackPort          int      `yaml:"callbackPort" json:"callbackPort,omitempty" desc:"The loopback port of the login's redirect (default: a free one); for clients registered with a fixed redirect URI."`
 	AuthServerMetadataURL string   `yaml:"authServerMetadataUrl" json:"authServerMetadataUrl,omitempty" desc:"Where the authorization server's metadata is, when the server's own discovery does not say."`
 }
 
-var oauthKeys = []string{"grant", "clientId", "clientSecret", "privateKey", "privateKeyFile", "clientMetadataUrl", "scopes", "callbackPort", "authServerMetadataUrl"}
+var oauthKeys = []string{"grant", "clientId", "clientSecret", "privateKey", "privateKeyFile", "assertion", "assertionFile", "clientMetadataUrl", "scopes", "callbackPort", "authServerMetadataUrl"}
 
 // UnmarshalYAML takes false, true or a mapping of the known keys (strict:
 // any other key is an error naming it).
@@ -125,42 +127,53 @@ func (o *OAuth) validate(c *Config, bad func(field, format string, args ...any))
 	if o.ClientSecret != "" && o.ClientID == "" {
 		bad("oauth.clientSecret", "needs oauth.clientId")
 	}
+	only := func(name string, set bool, grants ...string) {
+		if set && !slices.Contains(grants, o.Grant) {
+			bad("oauth."+name, "is only for oauth.grant %s", strings.Join(grants, " or "))
+		}
+	}
+	only("privateKey", o.PrivateKey != "", oauth.GrantClientCredentials, oauth.GrantJWTBearer)
+	only("privateKeyFile", o.PrivateKeyFile != "", oauth.GrantClientCredentials, oauth.GrantJWTBearer)
+	only("assertion", o.Assertion != "", oauth.GrantJWTBearer)
+	only("assertionFile", o.AssertionFile != "", oauth.GrantJWTBearer)
 	switch o.Grant {
 	case "", oauth.GrantAuthorizationCode:
-		for _, k := range []struct {
-			name string
-			set  bool
-		}{{"privateKey", o.PrivateKey != ""}, {"privateKeyFile", o.PrivateKeyFile != ""}} {
-			if k.set {
-				bad("oauth."+k.name, "is only for oauth.grant %q (a person's login authenticates with clientSecret or nothing)", oauth.GrantClientCredentials)
-			}
-		}
-	case oauth.GrantClientCredentials:
-		if o.ClientID == "" {
-			bad("oauth.clientId", "is required for oauth.grant %q", oauth.GrantClientCredentials)
-		}
-		n := 0
+	case oauth.GrantClientCredentials, oauth.GrantJWTBearer:
+		credentials := 0
 		for _, v := range []string{o.ClientSecret, o.PrivateKey, o.PrivateKeyFile} {
 			if v != "" {
-				n++
+				credentials++
 			}
 		}
-		if n != 1 {
-			bad("oauth", "grant %q needs exactly one of clientSecret, privateKey and privateKeyFile", oauth.GrantClientCredentials)
+		switch {
+		case o.Grant == oauth.GrantClientCredentials && o.ClientID == "":
+			bad("oauth.clientId", "is required for oauth.grant %q", o.Grant)
+		case o.Grant == oauth.GrantClientCredentials && credentials != 1:
+			bad("oauth", "grant %q needs exactly one of clientSecret, privateKey and privateKeyFile", o.Grant)
+		case credentials > 1:
+			bad("oauth", "grant %q takes at most one of clientSecret, privateKey and privateKeyFile", o.Grant)
+		case credentials == 1 && o.ClientID == "":
+			bad("oauth.clientId", "is required to authenticate the client (with clientSecret or a private key)")
+		}
+		if o.Grant == oauth.GrantJWTBearer && (o.Assertion == "") == (o.AssertionFile == "") {
+			bad("oauth", "grant %q needs exactly one of assertion and assertionFile (the workload's identity token)", o.Grant)
 		}
 		if o.PrivateKey != "" {
 			if _, err := oauth.ParseKey([]byte(o.PrivateKey)); err != nil {
 				bad("oauth.privateKey", "%v", err)
 			}
 		}
+		if a := strings.TrimSpace(o.Assertion); a != "" && strings.Count(a, ".") != 2 {
+			bad("oauth.assertion", "is not a JWT (three dot-separated parts)")
+		}
 		if o.ClientMetadataURL != "" {
-			bad("oauth.clientMetadataUrl", "is not for oauth.grant %q (the client is clientId)", oauth.GrantClientCredentials)
+			bad("oauth.clientMetadataUrl", "is not for oauth.grant %q (the client is clientId)", o.Grant)
 		}
 		if o.CallbackPort != 0 {
-			bad("oauth.callbackPort", "is not for oauth.grant %q (nothing is redirected)", oauth.GrantClientCredentials)
+			bad("oauth.callbackPort", "is not for oauth.grant %q (nothing is redirected)", o.Grant)
 		}
 	default:
-		bad("oauth.grant", "%q is not a grant: %q or %q", o.Grant, oauth.GrantAuthorizationCode, oauth.GrantClientCredentials)
+		bad("oauth.grant", "%q is not a grant: %q, %q or %q", o.Grant, oauth.GrantAuthorizationCode, oauth.GrantClientCredentials, oauth.GrantJWTBearer)
 	}
 	if u := o.ClientMetadataURL; u != "" && !strings.HasPrefix(u, "https://") {
 		bad("oauth.clientMetadataUrl", "%q must be an https URL (a Client ID Metadata Document)", u)
@@ -194,8 +207,9 @@ func (c *Config) UsesOAuth() bool {
 }
 
 // settings is the oauth key as the flow takes it; dir is cordis.yml's
-// folder, which a relative privateKeyFile is in. The file's key joins
-// secrets, as an inline privateKey does.
+// folder, which a relative privateKeyFile or assertionFile is in. What
+// those files hold joins secrets, as an inline privateKey or assertion
+// does.
 func (o *OAuth) settings(dir string, secrets *secret.Set) (oauth.Settings, error) {
 	st := oauth.Settings{
 		Grant:                 o.Grant,
@@ -205,6 +219,23 @@ func (o *OAuth) settings(dir string, secrets *secret.Set) (oauth.Settings, error
 		Scopes:                o.Scopes,
 		CallbackPort:          o.CallbackPort,
 		AuthServerMetadataURL: o.AuthServerMetadataURL,
+	}
+	if a := strings.TrimSpace(o.Assertion); a != "" {
+		st.Assertion = func() (string, error) { return a, nil }
+	}
+	if p := o.AssertionFile; p != "" {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		st.Assertion = func() (string, error) {
+			b, err := conffile.Read(p)
+			if err != nil {
+				return "", fmt.Errorf("oauth.assertionFile: %w", err)
+			}
+			a := strings.TrimSpace(string(b))
+			secrets.AddCredential(a)
+			return a, nil
+		}
 	}
 	pem := []byte(o.PrivateKey)
 	if p := o.PrivateKeyFile; p != "" {
@@ -337,7 +368,7 @@ func (a *entryAuth) wrap(next http.RoundTripper) http.RoundTripper {
 		// Nobody logs in: a challenge is answered with the client's own
 		// credentials.
 		t.Authorize = func(ctx context.Context, ch *oauth.Challenge) error {
-			_, err := a.flow.ClientCredentials(ctx, ch)
+			_, err := a.flow.MachineToken(ctx, ch)
 			return err
 		}
 	case a.opts.Authorize != nil:
@@ -477,7 +508,7 @@ func (s *supervisor) loginError() error {
 // OAuthStatus is what `status` shows of an OAuth entry's login.
 type OAuthStatus struct {
 	LoggedIn         bool       `json:"loggedIn"`
-	Grant            string     `json:"grant,omitempty"` // client_credentials: a machine client
+	Grant            string     `json:"grant,omitempty"` // client_credentials or jwt_bearer: a machine client
 	Issuer           string     `json:"issuer,omitempty"`
 	Scopes           []string   `json:"scopes,omitempty"`
 	Expiry           *time.Time `json:"expiry,omitempty"`

@@ -201,7 +201,14 @@ func TestOAuthConfig(t *testing.T) {
 		{map[string]any{"oauth": map[string]any{"grant": "client_credentials", "clientId": "svc", "clientSecret": "s3cr3t-value", "privateKeyFile": "k.pem"}}, "needs exactly one of"},
 		{map[string]any{"oauth": map[string]any{"grant": "client_credentials", "clientId": "svc", "privateKey": "not a key"}}, "oauth.privateKey: no PEM block"},
 		{map[string]any{"oauth": map[string]any{"grant": "client_credentials", "clientId": "svc", "clientSecret": "s3cr3t-value", "callbackPort": 8080}}, "oauth.callbackPort: is not for oauth.grant"},
-		{map[string]any{"oauth": map[string]any{"clientId": "app", "privateKeyFile": "k.pem"}}, `oauth.privateKeyFile: is only for oauth.grant "client_credentials"`},
+		{map[string]any{"oauth": map[string]any{"clientId": "app", "privateKeyFile": "k.pem"}}, `oauth.privateKeyFile: is only for oauth.grant client_credentials or jwt_bearer`},
+		{map[string]any{"oauth": map[string]any{"grant": "client_credentials", "clientId": "svc", "clientSecret": "s3cr3t-value", "assertionFile": "t.jwt"}}, `oauth.assertionFile: is only for oauth.grant jwt_bearer`},
+		{map[string]any{"oauth": map[string]any{"grant": "jwt_bearer"}}, "needs exactly one of assertion and assertionFile"},
+		{map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "assertion": "a.b.c", "assertionFile": "t.jwt"}}, "needs exactly one of assertion and assertionFile"},
+		{map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "assertion": "not-a-jwt"}}, "oauth.assertion: is not a JWT"},
+		{map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "assertionFile": "t.jwt", "privateKeyFile": "k.pem"}}, "oauth.clientId: is required to authenticate the client"},
+		{map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "assertionFile": "t.jwt", "clientId": "svc", "clientSecret": "s3cr3t-value", "privateKeyFile": "k.pem"}}, "takes at most one of clientSecret, privateKey and privateKeyFile"},
+		{map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "assertionFile": "t.jwt", "callbackPort": 8080}}, "oauth.callbackPort: is not for oauth.grant"},
 	} {
 		err := hx.Load(yml(httpEntry("web", "web", "http://127.0.0.1:1/mcp", c.config)))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -364,7 +371,7 @@ func TestMachineClient(t *testing.T) {
 	if as.Count("client:jwt") != 1 || as.Count("authorize") != 0 {
 		t.Fatalf("%d client credentials grants, %d authorizations", as.Count("client:jwt"), as.Count("authorize"))
 	}
-	if st := hx.status("web"); st.OAuth == nil || !st.OAuth.LoggedIn || st.OAuth.Client != oauth.RegistrationMachine || st.OAuth.Refreshable ||
+	if st := hx.status("web"); st.OAuth == nil || !st.OAuth.LoggedIn || st.OAuth.Client != oauth.RegistrationClientCredentials || st.OAuth.Refreshable ||
 		!strings.Contains(strings.Join(st.StatusLines(), "\n"), "oauth: a client credentials token of "+as.URL) {
 		t.Fatalf("status: %+v\n%s", st.OAuth, strings.Join(st.StatusLines(), "\n"))
 	}
@@ -392,4 +399,62 @@ func TestMachineClient(t *testing.T) {
 	hx.wantCall("mcp__web__echo", `{"message":"kept"}`, "echo: kept", false)
 	_ = hx.Load(yml(httpEntry("web", "web", url, machine), httpEntry("web2", "web2", url, missing)))
 	hx.wantState("web2", host.Failed, "oauth.privateKeyFile", "gone.pem")
+}
+
+// A workload identity entry (oauth.grant jwt_bearer) presents the token in
+// its assertionFile: ready with no login, the file read again at the next
+// grant (a platform rotates it), each token it held in the secret set; a
+// file that is not there fails a new entry, naming it.
+func TestWorkloadIdentity(t *testing.T) {
+	as := oauthtest.NewAS(t)
+	platform, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	as.Workloads = map[string]crypto.PublicKey{"https://platform.example": platform.Public()}
+	url := oauthPeer(t, as)
+	hx := newHarness(t)
+	provideOAuth(t, hx.H, OAuthOptions{StoreDir: filepath.Join(t.TempDir(), "oauth")})
+	tokenFile := filepath.Join(hx.Dir, "token")
+	rotate := func() string {
+		t.Helper()
+		tok := oauthtest.WorkloadToken(platform, "https://platform.example", "system:serviceaccount:ci:agent", as.URL, time.Now().Add(time.Hour))
+		if err := os.WriteFile(tokenFile, []byte(tok+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	first := rotate()
+	workload := map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "assertionFile": "token"}}
+	hx.mustLoad(yml(httpEntry("web", "web", url, workload)))
+	hx.wantState("web", host.Ready)
+	hx.wantCall("mcp__web__echo", `{"message":"hi"}`, "echo: hi", false)
+	if as.Count("token:jwt-bearer") != 1 || as.Count("client:none") != 1 || as.Count("authorize") != 0 {
+		t.Fatalf("%d jwt bearer grants, %d anonymous, %d authorizations", as.Count("token:jwt-bearer"), as.Count("client:none"), as.Count("authorize"))
+	}
+	if st := hx.status("web"); st.OAuth == nil || !st.OAuth.LoggedIn || st.OAuth.Client != oauth.RegistrationJWTBearer || st.OAuth.Refreshable ||
+		!strings.Contains(strings.Join(st.StatusLines(), "\n"), "oauth: a workload identity token of "+as.URL) {
+		t.Fatalf("status: %+v\n%s", st.OAuth, strings.Join(st.StatusLines(), "\n"))
+	}
+
+	// The platform rotates the token; the next grant presents the new one.
+	second := rotate()
+	as.Expire()
+	hx.wantCall("mcp__web__echo", `{"message":"again"}`, "echo: again", false)
+	if as.Count("token:jwt-bearer") != 2 {
+		t.Fatalf("after the token ended: %d grants, want 2", as.Count("token:jwt-bearer"))
+	}
+	for _, tok := range []string{first, second} {
+		if out := hx.H.Secrets().Redact("token " + tok); strings.Contains(out, tok) {
+			t.Errorf("a workload token is not a secret: %q", out)
+		}
+	}
+
+	// (Another server: this one's token in the store would serve web2.)
+	missing := map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "assertionFile": "gone.jwt"}}
+	_ = hx.Load(yml(httpEntry("web", "web", url, workload), httpEntry("web2", "web2", oauthPeer(t, as), missing)))
+	if e := hx.waitState("web2", host.Failed); !strings.Contains(e.Error, "oauth.assertionFile") || !strings.Contains(e.Error, "gone.jwt") {
+		t.Fatalf("web2: %s", e.Error)
+	}
+	hx.wantState("web", host.Ready)
 }

@@ -144,8 +144,11 @@ func (s *Status) oauthLine() string {
 	o := s.OAuth
 	if !o.LoggedIn {
 		line := "oauth: not logged in"
-		if o.Grant == oauth.GrantClientCredentials {
+		switch o.Grant {
+		case oauth.GrantClientCredentials:
 			line = "oauth: client credentials, no token yet"
+		case oauth.GrantJWTBearer:
+			line = "oauth: workload identity (jwt bearer), no token yet"
 		}
 		if o.Issuer != "" {
 			line += " (issuer " + safe.Line(o.Issuer) + ")"
@@ -159,8 +162,11 @@ func (s *Status) oauthLine() string {
 		return line
 	}
 	line := "oauth: logged in at " + safe.Line(o.Issuer)
-	if o.Grant == oauth.GrantClientCredentials {
+	switch o.Grant {
+	case oauth.GrantClientCredentials:
 		line = "oauth: a client credentials token of " + safe.Line(o.Issuer)
+	case oauth.GrantJWTBearer:
+		line = "oauth: a workload identity token of " + safe.Line(o.Issuer)
 	}
 	if len(o.Scopes) > 0 {
 		line += ", scopes " + safe.Line(strings.Join(o.Scopes, " "))

@@ -3,6 +3,10 @@ package cli
 import (
 	"bufio"
 	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"encoding/json"
 	"io"
 	"net/http/httptest"
@@ -244,5 +248,53 @@ func TestMachineClientThroughTheCLI(t *testing.T) {
 		if strings.Contains(all.String(), v) {
 			t.Fatalf("%q reached the output:\n%s", v, all.String())
 		}
+	}
+}
+
+// A workload identity entry through the command line: the workload's
+// token from the environment is the grant (no client secret, nobody logs
+// in), and neither it nor the access token reaches any output.
+func TestWorkloadIdentityThroughTheCLI(t *testing.T) {
+	as, config, _, lookup := loginSetup(t)
+	platform, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	as.Workloads = map[string]crypto.PublicKey{"https://platform.example": platform.Public()}
+	workload := oauthtest.WorkloadToken(platform, "https://platform.example", "repo:harness:ref:main", as.URL, time.Now().Add(time.Hour))
+	src, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src = []byte(strings.Replace(string(src), "}\n", ", oauth: {grant: jwt_bearer, assertion: !!js process.env.CI_JOB_JWT}}\n", 1))
+	if err := os.WriteFile(config, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := func(k string) (string, bool) {
+		if k == "CI_JOB_JWT" {
+			return workload, true
+		}
+		return lookup(k)
+	}
+	var all strings.Builder
+	run := func(args ...string) (int, string, string) {
+		t.Helper()
+		var out, errOut strings.Builder
+		code := Main(context.Background(), append([]string{"-c", config, "--wait", "10s"}, args...), Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, Lookup: env})
+		all.WriteString(out.String() + errOut.String())
+		return code, out.String(), errOut.String()
+	}
+	if code, out, errOut := run("call", "mcp__web__echo", `{"message":"workload"}`); code != 0 || !strings.Contains(out, "echo: workload") {
+		t.Fatalf("call: %d\n%s\n%s", code, out, errOut)
+	}
+	if as.Count("token:jwt-bearer") != 1 || as.Count("authorize") != 0 {
+		t.Fatalf("%d jwt bearer grants, %d authorizations", as.Count("token:jwt-bearer"), as.Count("authorize"))
+	}
+	code, out, errOut := run("status")
+	if code != 0 || !strings.Contains(out, "oauth: a workload identity token of "+as.URL) {
+		t.Fatalf("status: %d\n%s\n%s", code, out, errOut)
+	}
+	if strings.Contains(all.String(), workload) || strings.Contains(all.String(), strings.Split(workload, ".")[2]) {
+		t.Fatalf("the workload's token reached the output:\n%s", all.String())
 	}
 }

@@ -7,7 +7,8 @@
 // (invalid_grant), so a test sees a refresh token spent twice. It counts
 // what it was asked. It also grants client_credentials to the machine
 // clients a test gives it (Machines, Keys), checking their secret or their
-// signed JWT assertion (RFC 7523).
+// signed JWT assertion (RFC 7523), and grants tokens for the workload
+// tokens of the issuers it trusts (Workloads, RFC 7523's JWT bearer grant).
 package oauthtest
 
 import (
@@ -45,6 +46,10 @@ type AS struct {
 	// key (private_key_jwt): id → public key. Set before the first request.
 	Machines map[string]string
 	Keys     map[string]crypto.PublicKey
+	// Workloads are the issuers of workload tokens it takes as a JWT
+	// bearer grant (their aud must be its issuer): iss → public key. A
+	// client of such a grant may be anonymous, or authenticate as above.
+	Workloads map[string]crypto.PublicKey
 
 	mu       sync.Mutex
 	codes    map[string]grant  // code → what it grants
@@ -136,6 +141,9 @@ func (as *AS) metadata(w http.ResponseWriter, r *http.Request) {
 		grants = append(grants, "client_credentials")
 		methods = append(methods, "client_secret_basic", "client_secret_post", "private_key_jwt")
 	}
+	if len(as.Workloads) > 0 {
+		grants = append(grants, jwtBearer)
+	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"issuer":                                as.URL,
 		"authorization_endpoint":                as.URL + "/authorize",
@@ -222,14 +230,24 @@ func (as *AS) token(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		as.counts["client:"+method]++
-		at := "at-" + rand.Text()
-		as.access[at] = true
-		as.scopes[at] = f.Get("scope")
-		resp := map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": int(as.TokenLifetime / time.Second)}
-		if sc := f.Get("scope"); sc != "" {
-			resp["scope"] = sc
+		as.machineToken(w, f)
+		return
+	case jwtBearer:
+		as.counts["token:jwt-bearer"]++
+		if err := as.workload(f.Get("assertion")); err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant", "error_description": err.Error()})
+			return
 		}
-		writeJSON(w, http.StatusOK, resp)
+		method := "none"
+		if _, _, basic := r.BasicAuth(); basic || f.Get("client_secret") != "" || f.Get("client_assertion") != "" {
+			var err error
+			if method, err = as.machine(r); err != nil {
+				writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client", "error_description": err.Error()})
+				return
+			}
+		}
+		as.counts["client:"+method]++
+		as.machineToken(w, f)
 		return
 	default:
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "unsupported_grant_type"})
@@ -242,6 +260,42 @@ func (as *AS) token(w http.ResponseWriter, r *http.Request) {
 		resp["scope"] = scope
 	}
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// jwtBearer is the grant_type of RFC 7523's JWT bearer grant.
+const jwtBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
+// machineToken answers a machine client's grant (as.mu held): an access
+// token with the scope asked for, and no refresh token.
+func (as *AS) machineToken(w http.ResponseWriter, f url.Values) {
+	at := "at-" + rand.Text()
+	as.access[at] = true
+	as.scopes[at] = f.Get("scope")
+	resp := map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": int(as.TokenLifetime / time.Second)}
+	if sc := f.Get("scope"); sc != "" {
+		resp["scope"] = sc
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// workload checks the assertion of a JWT bearer grant: signed by an issuer
+// in Workloads, for this server, not expired.
+func (as *AS) workload(jwt string) error {
+	if jwt == "" {
+		return errors.New("no assertion")
+	}
+	claims, err := VerifyJWT(jwt, func(iss string) crypto.PublicKey { return as.Workloads[iss] })
+	switch {
+	case err != nil:
+		return err
+	case claims.Aud != as.URL:
+		return fmt.Errorf("the assertion's audience %q is not the issuer %q", claims.Aud, as.URL)
+	case time.Unix(claims.Exp, 0).Before(time.Now()):
+		return errors.New("the assertion expired")
+	case claims.Sub == "":
+		return errors.New("the assertion has no subject")
+	}
+	return nil
 }
 
 // machine authenticates the client of a client credentials request (a
@@ -432,4 +486,22 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// WorkloadToken is a workload identity token as a platform issues one: a
+// JWT signed with ES256 by k, from iss, about sub, for aud, ending at exp.
+func WorkloadToken(k *ecdsa.PrivateKey, iss, sub, aud string, exp time.Time) string {
+	enc := base64.RawURLEncoding
+	header, _ := json.Marshal(map[string]string{"alg": "ES256", "typ": "JWT"})
+	claims, _ := json.Marshal(map[string]any{"iss": iss, "sub": sub, "aud": aud, "iat": time.Now().Unix(), "exp": exp.Unix(), "jti": rand.Text()})
+	input := enc.EncodeToString(header) + "." + enc.EncodeToString(claims)
+	d := sha256.Sum256([]byte(input))
+	r, s, err := ecdsa.Sign(rand.Reader, k, d[:])
+	if err != nil {
+		panic(err) // only a broken random source
+	}
+	sig := make([]byte, 64)
+	r.FillBytes(sig[:32])
+	s.FillBytes(sig[32:])
+	return input + "." + enc.EncodeToString(sig)
 }
