@@ -35,10 +35,10 @@ import (
 // The client scenarios of the suite at each revision: each must pass with
 // at least one check, no failure and no warning. json-schema-2020-12-preservation
 // is run unscored by --requirements 2026-07-28 (added after the revision);
-// it must pass too, and so must the client credentials extension, which it
-// also runs unscored. The other OAuth extensions (DPoP, enterprise-managed
-// authorization, workload identity) are the expected failures of
-// expectedFile.
+// it must pass too, and so must the OAuth extensions of machine clients
+// (client credentials, workload identity), which it also runs unscored.
+// The other OAuth extensions (DPoP, enterprise-managed authorization) are
+// the expected failures of expectedFile.
 var (
 	authScenarios20251125 = []string{"auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3",
 		"auth/basic-cimd", "auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported", "auth/scope-omitted-when-undefined",
@@ -50,10 +50,11 @@ var (
 	authScenarios20250326 = []string{"auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback"}
 
 	clientScenarios20260728 = append([]string{"tools_call", "request-metadata", "sep-2322-client-request-state", "http-standard-headers",
-		"http-custom-headers", "http-invalid-tool-headers", "json-schema-ref-no-deref", "json-schema-2020-12-preservation"}, append(authScenarios20260728, clientCredentialsScenarios...)...)
-	// The OAuth extension of machine clients (SEP-1046), which
-	// --requirements 2026-07-28 runs unscored with the other extensions.
-	clientCredentialsScenarios = []string{"auth/client-credentials-basic", "auth/client-credentials-jwt"}
+		"http-custom-headers", "http-invalid-tool-headers", "json-schema-ref-no-deref", "json-schema-2020-12-preservation"}, append(authScenarios20260728, machineScenarios...)...)
+	// The OAuth extensions of machine clients (client credentials,
+	// SEP-1046; workload identity, SEP-1933), which --requirements
+	// 2026-07-28 runs unscored with the other extensions.
+	machineScenarios = []string{"auth/client-credentials-basic", "auth/client-credentials-jwt", "auth/wif-jwt-bearer"}
 
 	clientScenarios20251125 = append([]string{"initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry", "json-schema-2020-12-preservation"}, authScenarios20251125...)
 )

@@ -16,9 +16,9 @@ import (
 const expectedFile = "expected-failures.yml"
 
 // authExtensions are the suite's OAuth extensions of flows the harness
-// does not offer (DPoP, enterprise and workload identity); the client
-// credentials extension passes.
-var authExtensions = []string{"auth/enterprise-managed-authorization", "auth/dpop", "auth/dpop-nonce", "auth/wif-jwt-bearer"}
+// does not offer (DPoP, enterprise-managed authorization); those of
+// machine clients (client credentials, workload identity) pass.
+var authExtensions = []string{"auth/enterprise-managed-authorization", "auth/dpop", "auth/dpop-nonce"}
 
 // expected are the scenarios of one leg ("client", "server") expected to
 // fail, each with its reason.

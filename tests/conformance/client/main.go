@@ -140,13 +140,14 @@ type mcpConfig struct {
 
 // oauthConfig is the entry's oauth key: the suite's Client ID Metadata
 // Document URL (the one its scenarios expect), and the pre-registered
-// client its context names, if any; or, for the client credentials
-// scenarios, the machine client of the context.
+// client its context names, if any; or, for the client credentials and
+// workload identity scenarios, the machine client of the context.
 type oauthConfig struct {
 	Grant             string `yaml:"grant,omitempty"`
 	ClientID          string `yaml:"clientId,omitempty"`
 	ClientSecret      string `yaml:"clientSecret,omitempty"`
 	PrivateKey        string `yaml:"privateKey,omitempty"`
+	Assertion         string `yaml:"assertion,omitempty"`
 	ClientMetadataURL string `yaml:"clientMetadataUrl,omitempty"`
 }
 
@@ -159,19 +160,25 @@ const clientMetadataURL = "https://conformance-test.local/client-metadata.json"
 // (private_key_pem), and the client credentials scenarios, make a machine
 // client (grant client_credentials), as a person configuring a service
 // account would: what the suite's context cannot say is whether a client
-// id and secret are a person's app or a service's.
+// id and secret are a person's app or a service's. A context with a
+// workload's token (valid_jwt, the workload identity scenario) makes a
+// jwt_bearer client presenting it.
 func oauthFromContext(scenario, suiteContext string) *oauthConfig {
 	o := &oauthConfig{ClientMetadataURL: clientMetadataURL}
 	var c struct {
 		ClientID     string `json:"client_id"`
 		ClientSecret string `json:"client_secret"`
 		PrivateKey   string `json:"private_key_pem"`
+		Workload     string `json:"valid_jwt"`
 	}
 	if suiteContext != "" && json.Unmarshal([]byte(suiteContext), &c) == nil {
 		o.ClientID, o.ClientSecret = c.ClientID, c.ClientSecret
 	}
 	if c.PrivateKey != "" || strings.HasPrefix(scenario, "auth/client-credentials-") {
 		o.Grant, o.PrivateKey, o.ClientMetadataURL = "client_credentials", c.PrivateKey, ""
+	}
+	if c.Workload != "" {
+		o.Grant, o.Assertion, o.ClientMetadataURL = "jwt_bearer", c.Workload, ""
 	}
 	return o
 }
