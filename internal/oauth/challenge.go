@@ -5,8 +5,9 @@ import (
 	"strings"
 )
 
-// Challenge is what a server's 401 or 403 says about OAuth: the Bearer
-// challenge of its WWW-Authenticate header (RFC 6750 §3, RFC 9728 §5.1).
+// Challenge is what a server's 401 or 403 says about OAuth: the Bearer or
+// DPoP challenge of its WWW-Authenticate header (RFC 6750 §3, RFC 9728
+// §5.1, RFC 9449 §7.1).
 type Challenge struct {
 	// ResourceMetadata is the URL of the protected resource metadata.
 	ResourceMetadata string
@@ -18,27 +19,48 @@ type Challenge struct {
 	Description string
 	// Header is the whole header, for messages.
 	Header string
+	// DPoP is set when the server offers the DPoP scheme (alone, or beside
+	// Bearer): it takes DPoP-bound tokens.
+	DPoP bool
 }
 
-// ParseChallenge reads the Bearer challenge of the WWW-Authenticate
-// headers of h; ok is false when there is none.
+// ParseChallenge reads the OAuth challenge of the WWW-Authenticate headers
+// of h: its Bearer and DPoP challenges, each field from the first that
+// has it; ok is false when there is none.
 func ParseChallenge(h http.Header) (c *Challenge, ok bool) {
 	values := h.Values("WWW-Authenticate")
 	for _, v := range values {
 		for _, ch := range splitChallenges(v) {
-			if !strings.EqualFold(ch.scheme, "bearer") {
+			dpop := strings.EqualFold(ch.scheme, "dpop")
+			if !dpop && !strings.EqualFold(ch.scheme, "bearer") {
 				continue
 			}
-			c := &Challenge{Header: strings.Join(values, ", ")}
-			c.ResourceMetadata = ch.params["resource_metadata"]
-			c.Scopes = strings.Fields(ch.params["scope"])
-			c.Error = ch.params["error"]
-			c.Description = ch.params["error_description"]
-			return c, true
+			if c == nil {
+				c = &Challenge{Header: strings.Join(values, ", ")}
+			}
+			// Bearer and DPoP side by side: what the first leaves out,
+			// the next may say.
+			if c.ResourceMetadata == "" {
+				c.ResourceMetadata = ch.params["resource_metadata"]
+			}
+			if len(c.Scopes) == 0 {
+				c.Scopes = strings.Fields(ch.params["scope"])
+			}
+			if c.Error == "" {
+				c.Error, c.Description = ch.params["error"], ch.params["error_description"]
+			}
+			c.DPoP = c.DPoP || dpop
 		}
 	}
-	return nil, false
+	return c, c != nil
 }
+
+// dpop reports whether the challenge offers the DPoP scheme.
+func (c *Challenge) dpop() bool { return c != nil && c.DPoP }
+
+// UseDPoPNonce reports a DPoP challenge that asks for a proof with the
+// server's nonce (RFC 9449 §9).
+func (c *Challenge) UseDPoPNonce() bool { return c != nil && c.Error == "use_dpop_nonce" }
 
 // OAuth reports whether the challenge carries OAuth metadata: a
 // resource_metadata URL, or any Bearer challenge at all (a server of

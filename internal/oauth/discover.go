@@ -24,6 +24,10 @@ type ResourceMetadata struct {
 	Resource             string   `json:"resource"`
 	AuthorizationServers []string `json:"authorization_servers"`
 	ScopesSupported      []string `json:"scopes_supported,omitempty"`
+	// DPoP (RFC 9728 §2): the proof algorithms the server takes, and
+	// whether it takes only DPoP-bound tokens.
+	DPoPSigningAlgs   []string `json:"dpop_signing_alg_values_supported,omitempty"`
+	DPoPBoundRequired bool     `json:"dpop_bound_access_tokens_required,omitempty"`
 }
 
 // ServerMetadata is the authorization server metadata of RFC 8414 (and
@@ -42,6 +46,7 @@ type ServerMetadata struct {
 	GrantTypesSupported               []string `json:"grant_types_supported,omitempty"`
 	ClientIDMetadataDocumentSupported bool     `json:"client_id_metadata_document_supported,omitempty"`
 	IssParameterSupported             bool     `json:"authorization_response_iss_parameter_supported,omitempty"`
+	DPoPSigningAlgs                   []string `json:"dpop_signing_alg_values_supported,omitempty"`
 	// fallback marks endpoints guessed by the 2025-03-26 rule (no metadata
 	// anywhere): PKCE cannot be checked, and is used anyway.
 	fallback bool

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -34,7 +35,10 @@ type Settings struct {
 	Key *Key
 	// Assertion gives the workload's identity token of a GrantJWTBearer
 	// flow, asked for at every grant (platforms rotate them).
-	Assertion             func() (string, error)
+	Assertion func() (string, error)
+	// DPoP is whether logins bind their tokens to a key of their own:
+	// DPoPAuto (when the server asks for it), DPoPOn or DPoPOff.
+	DPoP                  string
 	ClientMetadataURL     string
 	Scopes                []string
 	CallbackPort          int
@@ -64,6 +68,8 @@ type Flow struct {
 	Settings Settings
 	Store    *Store
 	HTTP     *http.Client
+
+	nonces nonces // the servers' DPoP nonces
 }
 
 // Pending is an authorization under way: the URL a person opens, and what
@@ -79,6 +85,7 @@ type Pending struct {
 	verifier string
 	disc     *Discovery
 	client   Client
+	dpop     bool // the login's tokens are bound to a key (DPoP)
 }
 
 // State is the state parameter the redirect must carry.
@@ -93,6 +100,10 @@ func (f *Flow) Begin(ctx context.Context, ch *Challenge, redirectURI string) (*P
 	if err != nil {
 		return nil, err
 	}
+	dpop, err := f.wantDPoP(d, ch)
+	if err != nil {
+		return nil, err
+	}
 	prev, _ := f.Store.readAt(f.Server, d.AS.Issuer)
 	client, err := f.register(ctx, d, prev, redirectURI)
 	if err != nil {
@@ -103,7 +114,7 @@ func (f *Flow) Begin(ctx context.Context, ch *Challenge, redirectURI string) (*P
 	state := rand.Text()
 	cfg := f.oauthConfig(d, client, redirectURI, scopes)
 	authURL := cfg.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", d.Resource))
-	return &Pending{URL: authURL, RedirectURI: redirectURI, Scopes: scopes, state: state, verifier: verifier, disc: d, client: client}, nil
+	return &Pending{URL: authURL, RedirectURI: redirectURI, Scopes: scopes, state: state, verifier: verifier, disc: d, client: client, dpop: dpop}, nil
 }
 
 // scopes are what to ask for: the entry's scopes, else the challenge's,
@@ -307,12 +318,6 @@ func (f *Flow) Finish(ctx context.Context, p *Pending, redirect *url.URL) (*Reco
 	if f.Store != nil {
 		f.Store.Secrets.AddCredential(code)
 	}
-	cfg := f.oauthConfig(p.disc, p.client, p.RedirectURI, p.Scopes)
-	tok, err := cfg.Exchange(context.WithValue(ctx, oauth2.HTTPClient, f.HTTP), code,
-		oauth2.VerifierOption(p.verifier), oauth2.SetAuthURLParam("resource", p.disc.Resource))
-	if err != nil {
-		return nil, tokenError("the code exchange", err)
-	}
 	rec := &Record{
 		Server:                f.Server,
 		Resource:              p.disc.Resource,
@@ -322,6 +327,21 @@ func (f *Flow) Finish(ctx context.Context, p *Pending, redirect *url.URL) (*Reco
 		RevocationEndpoint:    as.RevocationEndpoint,
 		RevocationAuthMethods: as.RevocationAuthMethodsSupported,
 		Client:                p.client,
+	}
+	if p.dpop {
+		k, err := newDPoPKey()
+		if err != nil {
+			return nil, err
+		}
+		rec.DPoPKey = k
+	}
+	v := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {p.RedirectURI}, "code_verifier": {p.verifier}}
+	if p.disc.Resource != "" {
+		v.Set("resource", p.disc.Resource)
+	}
+	tok, err := f.tokenRequest(ctx, "the code exchange", rec, v)
+	if err != nil {
+		return nil, err
 	}
 	rec.setToken(tok, p.Scopes)
 	if err := f.Store.Save(rec); err != nil {
@@ -346,21 +366,6 @@ func (r *Record) setToken(t *oauth2.Token, asked []string) {
 	}
 	r.LastRefreshError = ""
 	r.Wanted = slices.DeleteFunc(r.Wanted, func(w string) bool { return slices.Contains(r.Scopes, w) })
-}
-
-// tokenError is an error of the token endpoint, without the body oauth2
-// quotes (it may echo what was sent).
-func tokenError(what string, err error) error {
-	var re *oauth2.RetrieveError
-	if errors.As(err, &re) {
-		code := re.ErrorCode
-		if code == "" {
-			code = fmt.Sprintf("HTTP %d", re.Response.StatusCode)
-		}
-		e := &TokenError{What: what, Code: code, Description: re.ErrorDescription}
-		return e
-	}
-	return fmt.Errorf("%s: %w", what, err)
 }
 
 // TokenError is a refusal of the token endpoint.
@@ -404,13 +409,36 @@ func (f *Flow) refresh(ctx context.Context, r *Record) error {
 // tokenRequest posts a form to the token endpoint with the client's
 // authentication, and reads the token response.
 func (f *Flow) tokenRequest(ctx context.Context, what string, r *Record, v url.Values) (*oauth2.Token, error) {
-	req, err := f.clientRequest(ctx, r.TokenEndpoint, r, v)
-	if err != nil {
-		return nil, err
+	var key *dpopKey
+	if r.DPoPKey != "" {
+		k, err := parseDPoPKey(r.DPoPKey)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		key = k
 	}
-	resp, err := f.HTTP.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("%s at %s: %w", what, safeURL(r.TokenEndpoint), err)
+	var resp *http.Response
+	for try := 0; ; try++ {
+		req, err := f.clientRequest(ctx, r.TokenEndpoint, r, maps.Clone(v))
+		if err != nil {
+			return nil, err
+		}
+		if key != nil {
+			proof, err := key.proof(http.MethodPost, r.TokenEndpoint, "", f.nonces.get(r.TokenEndpoint), time.Now())
+			if err != nil {
+				return nil, err
+			}
+			req.Header.Set("DPoP", proof)
+		}
+		if resp, err = f.HTTP.Do(req); err != nil {
+			return nil, fmt.Errorf("%s at %s: %w", what, safeURL(r.TokenEndpoint), err)
+		}
+		fresh := key != nil && f.nonces.keep(r.TokenEndpoint, resp.Header)
+		if try == 0 && fresh && resp.StatusCode == http.StatusBadRequest && useDPoPNonce(resp) {
+			resp.Body.Close()
+			continue // asked again with the server's nonce, once (docs/rfc/0007-oauth.md, "DPoP")
+		}
+		break
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxMetadataBytes))
@@ -424,6 +452,9 @@ func (f *Flow) tokenRequest(ctx context.Context, what string, r *Record, v url.V
 		Description  string `json:"error_description"`
 	}
 	_ = json.Unmarshal(b, &tr)
+	if resp.StatusCode == http.StatusOK && key == nil && strings.EqualFold(tr.TokenType, "DPoP") {
+		return nil, fmt.Errorf("%s: the authorization server issued a DPoP-bound token to a login that sent no proof", what)
+	}
 	if resp.StatusCode != http.StatusOK || tr.AccessToken == "" {
 		code := tr.Error
 		if code == "" {
@@ -442,6 +473,16 @@ func (f *Flow) tokenRequest(ctx context.Context, what string, r *Record, v url.V
 		t = t.WithExtra(map[string]any{"scope": tr.Scope})
 	}
 	return t, nil
+}
+
+// useDPoPNonce reports a token endpoint's error use_dpop_nonce (it reads
+// the body: resp is then only good for closing).
+func useDPoPNonce(resp *http.Response) bool {
+	var e struct {
+		Error string `json:"error"`
+	}
+	_ = json.NewDecoder(io.LimitReader(resp.Body, maxMetadataBytes)).Decode(&e)
+	return e.Error == "use_dpop_nonce"
 }
 
 // clientRequest is a form POST with the authentication of r's client at

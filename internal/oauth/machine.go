@@ -74,6 +74,15 @@ func (f *Flow) MachineToken(ctx context.Context, ch *Challenge) (*Record, error)
 		RevocationAuthMethods: d.AS.RevocationAuthMethodsSupported,
 		Client:                c,
 	}
+	dpop, err := f.wantDPoP(d, ch)
+	if err != nil {
+		return nil, err
+	}
+	if dpop {
+		if rec.DPoPKey, err = newDPoPKey(); err != nil {
+			return nil, err
+		}
+	}
 	if err := f.machineGrant(ctx, rec, f.machineScopes(d, ch)); err != nil {
 		return nil, err
 	}

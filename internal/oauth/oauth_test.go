@@ -29,15 +29,18 @@ func TestParseChallenge(t *testing.T) {
 		header                 string
 		ok                     bool
 		meta, scope, errorCode string
+		dpop                   bool
 	}{
 		{`Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource", scope="files:read files:write"`, true,
-			"https://mcp.example.com/.well-known/oauth-protected-resource", "files:read files:write", ""},
-		{`Basic realm="x", Bearer error="insufficient_scope", scope="admin"`, true, "", "admin", "insufficient_scope"},
-		{`bearer error=invalid_token`, true, "", "", "invalid_token"},
-		{`Bearer`, true, "", "", ""},
-		{`Basic realm="only basic"`, false, "", "", ""},
-		{`Negotiate abc==, Bearer realm="a\"b", scope="s"`, true, "", "s", ""},
-		{``, false, "", "", ""},
+			"https://mcp.example.com/.well-known/oauth-protected-resource", "files:read files:write", "", false},
+		{`Basic realm="x", Bearer error="insufficient_scope", scope="admin"`, true, "", "admin", "insufficient_scope", false},
+		{`bearer error=invalid_token`, true, "", "", "invalid_token", false},
+		{`Bearer`, true, "", "", "", false},
+		{`Basic realm="only basic"`, false, "", "", "", false},
+		{`Negotiate abc==, Bearer realm="a\"b", scope="s"`, true, "", "s", "", false},
+		{``, false, "", "", "", false},
+		{`DPoP error="use_dpop_nonce", resource_metadata="https://m.example/prm"`, true, "https://m.example/prm", "", "use_dpop_nonce", true},
+		{`DPoP algs="ES256", Bearer resource_metadata="https://m.example/prm", scope="a"`, true, "https://m.example/prm", "a", "", true},
 	}
 	for _, c := range cases {
 		h := http.Header{}
@@ -52,7 +55,7 @@ func TestParseChallenge(t *testing.T) {
 		if !ok {
 			continue
 		}
-		if ch.ResourceMetadata != c.meta || strings.Join(ch.Scopes, " ") != c.scope || ch.Error != c.errorCode {
+		if ch.ResourceMetadata != c.meta || strings.Join(ch.Scopes, " ") != c.scope || ch.Error != c.errorCode || ch.DPoP != c.dpop {
 			t.Errorf("%q: %+v", c.header, ch)
 		}
 	}

@@ -46,11 +46,14 @@ type Record struct {
 
 	// The tokens, and the scopes granted (or asked for, when the token
 	// response named none).
-	AccessToken  string    `json:"accessToken,omitempty"`
-	RefreshToken string    `json:"refreshToken,omitempty"`
-	TokenType    string    `json:"tokenType,omitempty"`
-	Expiry       time.Time `json:"expiry,omitzero"`
-	Scopes       []string  `json:"scopes,omitempty"`
+	AccessToken  string `json:"accessToken,omitempty"`
+	RefreshToken string `json:"refreshToken,omitempty"`
+	TokenType    string `json:"tokenType,omitempty"`
+	// DPoPKey is the login's own DPoP key (base64 of PKCS #8), when its
+	// tokens are bound to one (docs/rfc/0007-oauth.md, "DPoP").
+	DPoPKey string    `json:"dpopKey,omitempty"`
+	Expiry  time.Time `json:"expiry,omitzero"`
+	Scopes  []string  `json:"scopes,omitempty"`
 	// Wanted are scopes the server asked for in a step-up (a 403
 	// insufficient_scope) that the login does not have: the next login
 	// asks for them too.
@@ -79,7 +82,7 @@ func (r *Record) LoggedIn() bool { return r != nil && (r.AccessToken != "" || r.
 
 // secrets are the values of the record that are secrets.
 func (r *Record) secrets() []string {
-	return []string{r.AccessToken, r.RefreshToken, r.Client.Secret}
+	return []string{r.AccessToken, r.RefreshToken, r.Client.Secret, r.DPoPKey}
 }
 
 // Store is the folder of token files.

@@ -42,8 +42,10 @@ type Tokens struct {
 	mu     sync.Mutex
 	rec    *Record
 	stamp  Stamp
-	loaded bool  // the store was read at least once
-	note   error // why the store's files could not be read
+	loaded bool     // the store was read at least once
+	note   error    // why the store's files could not be read
+	key    *dpopKey // the DPoP key of keyOf, parsed once
+	keyOf  string
 }
 
 // NewTokens returns the tokens of f's server.
@@ -110,6 +112,34 @@ func (t *Tokens) useLocked(r *Record) {
 // ErrNoLogin (a *NeedsLoginError); other refresh failures are returned as
 // they are (try again later).
 func (t *Tokens) Token(ctx context.Context, stale string) (string, error) {
+	tok, _, err := t.access(ctx, stale)
+	return tok, err
+}
+
+// access is Token with, for a DPoP-bound login, the key its requests
+// prove (nil: a Bearer token).
+func (t *Tokens) access(ctx context.Context, stale string) (string, *dpopKey, error) {
+	tok, err := t.token(ctx, stale)
+	if err != nil {
+		return "", nil, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r := t.rec
+	if r == nil || r.AccessToken != tok || !r.DPoPBound() {
+		return tok, nil, nil
+	}
+	if t.keyOf != r.DPoPKey {
+		k, err := parseDPoPKey(r.DPoPKey)
+		if err != nil {
+			return "", nil, err
+		}
+		t.key, t.keyOf = k, r.DPoPKey
+	}
+	return tok, t.key, nil
+}
+
+func (t *Tokens) token(ctx context.Context, stale string) (string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.reloadLocked()

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/harness-go/harness/internal/safe"
 )
@@ -41,8 +42,10 @@ type Authorizer func(ctx context.Context, ch *Challenge) error
 // process's, or a refresh) and one more try; when that is not enough, or on
 // a 403 insufficient_scope, Authorize runs the flow (at most
 // MaxAuthorizations times for one request), or, without Authorize, the
-// request fails with a *LoginRequiredError. A 401 without a Bearer
-// challenge is the server's answer, passed on.
+// request fails with a *LoginRequiredError. A 401 without a Bearer (or
+// DPoP) challenge is the server's answer, passed on. A DPoP-bound login's
+// token goes under the DPoP scheme with a proof, and a use_dpop_nonce
+// challenge is answered once with the server's nonce.
 type Transport struct {
 	Next      http.RoundTripper
 	Tokens    *Tokens
@@ -54,17 +57,25 @@ type Transport struct {
 // RoundTrip sends r with the access token.
 func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	ctx := r.Context()
-	tok, err := t.Tokens.Token(ctx, "")
+	tok, key, err := t.Tokens.access(ctx, "")
 	if err != nil && !errors.Is(err, ErrNoLogin) {
 		return nil, err // a refresh that failed for now: the connection is lost, and tried again
 	}
-	authorizations := 0
+	authorizations, nonced := 0, false
 	for tries := 0; ; tries++ {
-		resp, err := t.send(r, tok)
+		resp, err := t.send(r, tok, key)
 		if err != nil {
 			return nil, err
 		}
+		fresh := key != nil && t.Tokens.flow.nonces.keep(r.URL.String(), resp.Header)
 		ch, bearer := ParseChallenge(resp.Header)
+		if resp.StatusCode == http.StatusUnauthorized && fresh && ch.UseDPoPNonce() && !nonced {
+			// The server's nonce, once; not a refusal of the token
+			// (docs/rfc/0007-oauth.md, "DPoP").
+			drain(resp)
+			nonced, tries = true, tries-1
+			continue
+		}
 		switch {
 		case resp.StatusCode == http.StatusUnauthorized && bearer:
 		case resp.StatusCode == http.StatusForbidden && bearer && ch.InsufficientScope():
@@ -75,9 +86,9 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		drain(resp)
 		if resp.StatusCode == http.StatusUnauthorized && tok != "" && tries == 0 {
 			// The token may be revoked or expired early: a newer one, once.
-			next, err := t.Tokens.Token(ctx, tok)
+			next, nextKey, err := t.Tokens.access(ctx, tok)
 			if err == nil {
-				tok = next
+				tok, key = next, nextKey
 				continue
 			}
 			if !errors.Is(err, ErrNoLogin) {
@@ -94,7 +105,7 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		if err := t.authorize(ctx, ch, tok); err != nil {
 			return nil, fmt.Errorf("authorization: %w", err)
 		}
-		if tok, err = t.Tokens.Token(ctx, ""); err != nil {
+		if tok, key, err = t.Tokens.access(ctx, ""); err != nil {
 			return nil, fmt.Errorf("authorization: %w", err)
 		}
 	}
@@ -122,8 +133,9 @@ func loginRequired(status int, ch *Challenge, sent bool) error {
 	return &LoginRequiredError{Challenge: ch, Reason: fmt.Sprintf("%s (HTTP %d, WWW-Authenticate: %s)", why, status, safe.Line(ch.Header))}
 }
 
-// send sends a copy of r with the token (none: as it is).
-func (t *Transport) send(r *http.Request, tok string) (*http.Response, error) {
+// send sends a copy of r with the token (none: as it is), under the DPoP
+// scheme with a fresh proof when key is not nil.
+func (t *Transport) send(r *http.Request, tok string, key *dpopKey) (*http.Response, error) {
 	c := r.Clone(r.Context())
 	if r.Body != nil && r.GetBody != nil {
 		body, err := r.GetBody()
@@ -132,7 +144,15 @@ func (t *Transport) send(r *http.Request, tok string) (*http.Response, error) {
 		}
 		c.Body = body
 	}
-	if tok != "" {
+	switch {
+	case tok != "" && key != nil:
+		proof, err := key.proof(r.Method, r.URL.String(), tok, t.Tokens.flow.nonces.get(r.URL.String()), time.Now())
+		if err != nil {
+			return nil, err
+		}
+		c.Header.Set("Authorization", "DPoP "+tok)
+		c.Header.Set("DPoP", proof)
+	case tok != "":
 		c.Header.Set("Authorization", "Bearer "+tok)
 	}
 	return t.Next.RoundTrip(c)

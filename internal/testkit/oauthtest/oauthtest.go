@@ -50,8 +50,19 @@ type AS struct {
 	// bearer grant (their aud must be its issuer): iss → public key. A
 	// client of such a grant may be anonymous, or authenticate as above.
 	Workloads map[string]crypto.PublicKey
+	// DPoP makes it take ES256 DPoP proofs (RFC 9449): a token request
+	// with a valid proof gets tokens bound to its key, and Protect takes a
+	// bound token only under the DPoP scheme with a proof of that key.
+	// DPoPChallenge makes Protect's challenge use the DPoP scheme. Nonce,
+	// when set, is the nonce every proof must carry (use_dpop_nonce
+	// otherwise, at the token endpoint and at the resource).
+	DPoP          bool
+	DPoPChallenge bool
+	Nonce         string
 
 	mu       sync.Mutex
+	bound    map[string]string // token (access or refresh) → its key's thumbprint
+	jtis     map[string]bool   // the proofs seen
 	codes    map[string]grant  // code → what it grants
 	access   map[string]bool   // live access tokens
 	scopes   map[string]string // the scope of each client credentials token
@@ -69,7 +80,7 @@ type grant struct {
 // NewAS starts the server; it is closed at the end of the test.
 func NewAS(t testing.TB) *AS {
 	as := &AS{TokenLifetime: time.Hour, codes: map[string]grant{}, access: map[string]bool{}, scopes: map[string]string{}, refresh: map[string]bool{},
-		clients: map[string]bool{}, counts: map[string]int{}}
+		clients: map[string]bool{}, counts: map[string]int{}, bound: map[string]string{}, jtis: map[string]bool{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/.well-known/oauth-authorization-server", as.metadata)
 	mux.HandleFunc("/register", as.register)
@@ -88,6 +99,20 @@ func (as *AS) Count(what string) int {
 	as.mu.Lock()
 	defer as.mu.Unlock()
 	return as.counts[what]
+}
+
+func (as *AS) count(what string) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	as.counts[what]++
+}
+
+// Bound is the thumbprint of the key tok is bound to ("" for a Bearer
+// token).
+func (as *AS) Bound(tok string) string {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	return as.bound[tok]
 }
 
 // Revoked are the tokens revoked, in order.
@@ -155,6 +180,7 @@ func (as *AS) metadata(w http.ResponseWriter, r *http.Request) {
 		"code_challenge_methods_supported":      []string{"S256"},
 		"token_endpoint_auth_methods_supported": methods,
 		"scopes_supported":                      as.Scopes,
+		"dpop_signing_alg_values_supported":     map[bool][]string{true: {"ES256"}}[as.DPoP],
 	})
 }
 
@@ -202,6 +228,14 @@ func (as *AS) token(w http.ResponseWriter, r *http.Request) {
 	f := r.PostForm
 	as.mu.Lock()
 	defer as.mu.Unlock()
+	jkt, ok := as.tokenProof(w, r)
+	if !ok {
+		return
+	}
+	if rt := f.Get("refresh_token"); f.Get("grant_type") == "refresh_token" && as.bound[rt] != jkt {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant", "error_description": "the refresh token is bound to another key"})
+		return
+	}
 	scope := ""
 	switch f.Get("grant_type") {
 	case "authorization_code":
@@ -230,7 +264,7 @@ func (as *AS) token(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		as.counts["client:"+method]++
-		as.machineToken(w, f)
+		as.machineToken(w, f, jkt)
 		return
 	case jwtBearer:
 		as.counts["token:jwt-bearer"]++
@@ -247,7 +281,7 @@ func (as *AS) token(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		as.counts["client:"+method]++
-		as.machineToken(w, f)
+		as.machineToken(w, f, jkt)
 		return
 	default:
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "unsupported_grant_type"})
@@ -255,7 +289,7 @@ func (as *AS) token(w http.ResponseWriter, r *http.Request) {
 	}
 	at, rt := "at-"+rand.Text(), "rt-"+rand.Text()
 	as.access[at], as.refresh[rt] = true, true
-	resp := map[string]any{"access_token": at, "token_type": "Bearer", "refresh_token": rt, "expires_in": int(as.TokenLifetime / time.Second)}
+	resp := map[string]any{"access_token": at, "token_type": as.bind(jkt, at, rt), "refresh_token": rt, "expires_in": int(as.TokenLifetime / time.Second)}
 	if scope != "" {
 		resp["scope"] = scope
 	}
@@ -267,11 +301,11 @@ const jwtBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
 // machineToken answers a machine client's grant (as.mu held): an access
 // token with the scope asked for, and no refresh token.
-func (as *AS) machineToken(w http.ResponseWriter, f url.Values) {
+func (as *AS) machineToken(w http.ResponseWriter, f url.Values, jkt string) {
 	at := "at-" + rand.Text()
 	as.access[at] = true
 	as.scopes[at] = f.Get("scope")
-	resp := map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": int(as.TokenLifetime / time.Second)}
+	resp := map[string]any{"access_token": at, "token_type": as.bind(jkt, at), "expires_in": int(as.TokenLifetime / time.Second)}
 	if sc := f.Get("scope"); sc != "" {
 		resp["scope"] = sc
 	}
@@ -432,11 +466,42 @@ func (as *AS) Protect(next http.Handler, resource func() string) http.Handler {
 			writeJSON(w, http.StatusOK, map[string]any{"resource": resource(), "authorization_servers": []string{as.URL}, "scopes_supported": as.Scopes})
 			return
 		}
-		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || !as.Valid(tok) {
-			u, _ := url.Parse(resource())
-			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="invalid_token", resource_metadata="%s://%s/.well-known/oauth-protected-resource%s"`, u.Scheme, u.Host, u.Path))
+		u, _ := url.Parse(resource())
+		refuse := func(code string) {
+			scheme := "Bearer"
+			if as.DPoPChallenge {
+				scheme = "DPoP"
+			}
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`%s error="%s", resource_metadata="%s://%s/.well-known/oauth-protected-resource%s"`, scheme, code, u.Scheme, u.Host, u.Path))
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
+		}
+		scheme, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		if !as.Valid(tok) {
+			refuse("invalid_token")
+			return
+		}
+		as.mu.Lock()
+		jkt := as.bound[tok]
+		as.mu.Unlock()
+		switch {
+		case jkt == "" && strings.EqualFold(scheme, "Bearer"):
+		case jkt != "" && strings.EqualFold(scheme, "DPoP"):
+			as.mu.Lock()
+			got, err := as.verifyProof(r.Header.Values("DPoP"), r.Method, "http://"+r.Host+r.URL.Path, tok)
+			as.mu.Unlock()
+			switch {
+			case errors.Is(err, errNonce):
+				w.Header().Set("DPoP-Nonce", as.Nonce)
+				refuse("use_dpop_nonce")
+				return
+			case err != nil || got != jkt:
+				as.count("dpop:refused")
+				refuse("invalid_dpop_proof")
+				return
+			}
+		default:
+			as.count("dpop:wrong-scheme")
+			refuse("invalid_token")
 			return
 		}
 		next.ServeHTTP(w, r)
