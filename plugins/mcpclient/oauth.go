@@ -42,10 +42,11 @@ type OAuth struct {
 	ClientMetadataURL     string   `yaml:"clientMetadataUrl" json:"clientMetadataUrl,omitempty" desc:"An https URL of a Client ID Metadata Document to use as client_id where the authorization server takes them."`
 	Scopes                []string `yaml:"scopes" json:"scopes,omitempty" desc:"The scopes to ask for (default: the server's challenge, else its scopes_supported)."`
 	CallbackPort          int      `yaml:"callbackPort" json:"callbackPort,omitempty" desc:"The loopback port of the login's redirect (default: a free one); for clients registered with a fixed redirect URI."`
+	DPoP                  *bool    `yaml:"dpop" json:"dpop,omitempty" desc:"Bind the tokens to a key of the login's own (DPoP, RFC 9449): absent, when the server asks for it and the authorization server takes ES256 proofs; true, whenever the authorization server does (an error when it does not); false, never."`
 	AuthServerMetadataURL string   `yaml:"authServerMetadataUrl" json:"authServerMetadataUrl,omitempty" desc:"Where the authorization server's metadata is, when the server's own discovery does not say."`
 }
 
-var oauthKeys = []string{"grant", "clientId", "clientSecret", "privateKey", "privateKeyFile", "assertion", "assertionFile", "clientMetadataUrl", "scopes", "callbackPort", "authServerMetadataUrl"}
+var oauthKeys = []string{"grant", "clientId", "clientSecret", "privateKey", "privateKeyFile", "assertion", "assertionFile", "clientMetadataUrl", "scopes", "callbackPort", "dpop", "authServerMetadataUrl"}
 
 // UnmarshalYAML takes false, true or a mapping of the known keys (strict:
 // any other key is an error naming it).
@@ -97,6 +98,8 @@ func (o *OAuth) YAMLSchema() map[string]any {
 			}
 		case reflect.Int:
 			p["type"] = "integer"
+		case reflect.Pointer:
+			p["type"] = "boolean" // the only pointer: dpop
 		case reflect.Slice:
 			p["type"], p["items"] = "array", map[string]any{"type": "string"}
 		}
@@ -219,6 +222,12 @@ func (o *OAuth) settings(dir string, secrets *secret.Set) (oauth.Settings, error
 		Scopes:                o.Scopes,
 		CallbackPort:          o.CallbackPort,
 		AuthServerMetadataURL: o.AuthServerMetadataURL,
+	}
+	if o.DPoP != nil {
+		st.DPoP = oauth.DPoPOff
+		if *o.DPoP {
+			st.DPoP = oauth.DPoPOn
+		}
 	}
 	if a := strings.TrimSpace(o.Assertion); a != "" {
 		st.Assertion = func() (string, error) { return a, nil }
@@ -513,6 +522,7 @@ type OAuthStatus struct {
 	Scopes           []string   `json:"scopes,omitempty"`
 	Expiry           *time.Time `json:"expiry,omitempty"`
 	Refreshable      bool       `json:"refreshable,omitempty"`
+	DPoP             bool       `json:"dpop,omitempty"` // the tokens are bound to the login's key (RFC 9449)
 	LastRefreshError string     `json:"lastRefreshError,omitempty"`
 	Client           string     `json:"client,omitempty"` // how the client is registered
 	Note             string     `json:"note,omitempty"`   // the store could not be read
@@ -545,6 +555,7 @@ func LoginStatus(c *Config, store *oauth.Store) *OAuthStatus {
 		st.Expiry = &e
 	}
 	st.Refreshable = rec.RefreshToken != ""
+	st.DPoP = rec.DPoPBound()
 	st.LastRefreshError = rec.LastRefreshError
 	st.Client = rec.Client.Registration
 	return st

@@ -209,6 +209,7 @@ func TestOAuthConfig(t *testing.T) {
 		{map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "assertionFile": "t.jwt", "privateKeyFile": "k.pem"}}, "oauth.clientId: is required to authenticate the client"},
 		{map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "assertionFile": "t.jwt", "clientId": "svc", "clientSecret": "s3cr3t-value", "privateKeyFile": "k.pem"}}, "takes at most one of clientSecret, privateKey and privateKeyFile"},
 		{map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "assertionFile": "t.jwt", "callbackPort": 8080}}, "oauth.callbackPort: is not for oauth.grant"},
+		{map[string]any{"oauth": map[string]any{"dpop": "maybe"}}, "into bool"},
 	} {
 		err := hx.Load(yml(httpEntry("web", "web", "http://127.0.0.1:1/mcp", c.config)))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -457,4 +458,37 @@ func TestWorkloadIdentity(t *testing.T) {
 		t.Fatalf("web2: %s", e.Error)
 	}
 	hx.wantState("web", host.Ready)
+}
+
+// A DPoP-bound login (a server that asks for DPoP, an authorization server
+// that takes ES256 proofs) made by `harness login` in another process
+// serves the entry: its key comes from the store, every request to the
+// server proves it (the test server refuses a proof seen twice), a refresh
+// keeps it, and the status says the tokens are bound.
+func TestDPoPEntry(t *testing.T) {
+	as := oauthtest.NewAS(t)
+	as.Scopes = []string{"mcp:tools", "offline_access"}
+	as.DPoP, as.DPoPChallenge, as.Nonce = true, true, "n-0123"
+	url := oauthPeer(t, as)
+	dir := filepath.Join(t.TempDir(), "oauth")
+	hx := newHarness(t)
+	provideOAuth(t, hx.H, OAuthOptions{StoreDir: dir, Poll: 20 * time.Millisecond})
+	rec := loginInto(t, dir, url)
+	if rec.TokenType != "DPoP" || as.Bound(rec.AccessToken) == "" {
+		t.Fatalf("the login is not bound: %q", rec.TokenType)
+	}
+	hx.mustLoad(yml(httpEntry("web", "web", url, nil)))
+	hx.waitState("web", host.Ready)
+	hx.wantCall("mcp__web__echo", `{"message":"bound"}`, "echo: bound", false)
+	as.Expire()
+	hx.wantCall("mcp__web__echo", `{"message":"refreshed"}`, "echo: refreshed", false)
+	if as.Count("token:refresh") != 1 || as.Count("dpop:refused") != 0 || as.Count("dpop:wrong-scheme") != 0 {
+		t.Fatalf("%d refreshes, %d proofs refused, %d requests under another scheme", as.Count("token:refresh"), as.Count("dpop:refused"), as.Count("dpop:wrong-scheme"))
+	}
+	if st := hx.status("web"); st.OAuth == nil || !st.OAuth.DPoP || !strings.Contains(strings.Join(st.StatusLines(), "\n"), ", DPoP-bound") {
+		t.Fatalf("status: %+v\n%s", st.OAuth, strings.Join(st.StatusLines(), "\n"))
+	}
+	if out := hx.H.Secrets().Redact("key " + rec.DPoPKey); strings.Contains(out, rec.DPoPKey) {
+		t.Error("the DPoP key is not in the secret set")
+	}
 }

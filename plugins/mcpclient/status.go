@@ -171,6 +171,9 @@ func (s *Status) oauthLine() string {
 	if len(o.Scopes) > 0 {
 		line += ", scopes " + safe.Line(strings.Join(o.Scopes, " "))
 	}
+	if o.DPoP {
+		line += ", DPoP-bound"
+	}
 	switch {
 	case o.Expiry == nil:
 		line += ", the token does not expire"
