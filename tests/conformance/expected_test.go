@@ -16,9 +16,9 @@ import (
 const expectedFile = "expected-failures.yml"
 
 // authExtensions are the suite's OAuth extensions of flows the harness
-// does not offer (DPoP, enterprise-managed authorization); those of
-// machine clients (client credentials, workload identity) pass.
-var authExtensions = []string{"auth/enterprise-managed-authorization", "auth/dpop", "auth/dpop-nonce"}
+// does not offer (enterprise-managed authorization); the others (client
+// credentials, workload identity, DPoP) pass.
+var authExtensions = []string{"auth/enterprise-managed-authorization"}
 
 // expected are the scenarios of one leg ("client", "server") expected to
 // fail, each with its reason.
@@ -95,12 +95,12 @@ func parseExpected(src []byte) (map[string]expected, error) {
 }
 
 func TestParseExpected(t *testing.T) {
-	good := "client:\n  - auth/dpop # no DPoP\nserver:\n  - ping # a reason\n"
+	good := "client:\n  - auth/enterprise-managed-authorization # not offered\nserver:\n  - ping # a reason\n"
 	legs, err := parseExpected([]byte(good))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if legs["client"]["auth/dpop"] != "no DPoP" || legs["server"]["ping"] != "a reason" {
+	if legs["client"]["auth/enterprise-managed-authorization"] != "not offered" || legs["server"]["ping"] != "a reason" {
 		t.Errorf("parseExpected = %v", legs)
 	}
 	for name, src := range map[string]string{
