@@ -36,6 +36,10 @@ type Settings struct {
 	// Assertion gives the workload's identity token of a GrantJWTBearer
 	// flow, asked for at every grant (platforms rotate them).
 	Assertion func() (string, error)
+	// IdP, for a GrantJWTBearer flow without Assertion, is the identity
+	// provider whose token exchange gives the assertion (an ID-JAG,
+	// enterprise-managed authorization).
+	IdP *IdP
 	// DPoP is whether logins bind their tokens to a key of their own:
 	// DPoPAuto (when the server asks for it), DPoPOn or DPoPOff.
 	DPoP                  string

@@ -123,7 +123,7 @@ func TestJWTBearerRefusals(t *testing.T) {
 		{"a stranger's signature", token(other, as.URL, time.Hour), "invalid_grant: the signature does not verify", true},
 		{"a token that cannot be read", func() (string, error) { return "", errors.New("open /var/run/secrets/token: no such file") }, "the workload's token: open /var/run/secrets/token", false},
 		{"not a JWT", func() (string, error) { return "hello", nil }, "the workload's token is not a JWT", false},
-		{"no token at all", nil, "needs oauth.assertion or oauth.assertionFile", false},
+		{"no token at all", nil, "needs oauth.assertion, oauth.assertionFile or oauth.idp", false},
 	} {
 		before := as.Count("token:jwt-bearer")
 		f := &oauth.Flow{Server: server, Settings: oauth.Settings{Grant: oauth.GrantJWTBearer, Assertion: c.assertion}, Store: newStore(t), HTTP: hc}

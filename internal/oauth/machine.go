@@ -21,11 +21,12 @@ import (
 // jwt_bearer (RFC 7523 §2.1, workload identity federation, the extension
 // io.modelcontextprotocol/auth/wif) presents a workload's identity token —
 // a JWT its platform issued (a Kubernetes service account token, a CI
-// job's OIDC token) — as the grant itself; the client authenticates as
-// for client_credentials, or not at all. The first 401 gets a token, and
-// an expired or refused one gets the next. The token is kept in the store
-// like a person's login, so that the next run of the CLI reuses it; there
-// is no refresh token.
+// job's OIDC token), or an ID-JAG its IdP exchanged for a person's ID
+// token (enterprise-managed authorization, idjag.go) — as the grant
+// itself; the client authenticates as for client_credentials, or not at
+// all. The first 401 gets a token, and an expired or refused one gets the
+// next. The token is kept in the store like a person's login, so that the
+// next run of the CLI reuses it; there is no refresh token.
 
 // The Client.Registration of machine clients, one per grant.
 const (
@@ -114,8 +115,8 @@ func (f *Flow) machineClient(as *ServerMetadata) (Client, error) {
 	if st.ClientID == "" && (!jwtBearer || st.ClientSecret != "" || st.Key != nil) {
 		return Client{}, fmt.Errorf("%s needs oauth.clientId", st.grantName())
 	}
-	if jwtBearer && st.Assertion == nil {
-		return Client{}, errors.New("the jwt bearer grant needs oauth.assertion or oauth.assertionFile")
+	if jwtBearer && st.Assertion == nil && st.IdP == nil {
+		return Client{}, errors.New("the jwt bearer grant needs oauth.assertion, oauth.assertionFile or oauth.idp")
 	}
 	if g := as.GrantTypesSupported; len(g) > 0 && !slices.Contains(g, grant) {
 		return Client{}, fmt.Errorf("the authorization server %s does not offer %s (its grant_types_supported: %s)", safe.Line(as.Issuer), st.grantName(), safe.Line(strings.Join(g, ", ")))
@@ -159,16 +160,24 @@ func (f *Flow) machineGrant(ctx context.Context, r *Record, scopes []string) err
 	r.Client.Secret = f.Settings.ClientSecret // the entry's, which an edit may have changed
 	grant, _ := f.Settings.grantType()
 	v := url.Values{"grant_type": {grant}}
-	if f.Settings.Grant == GrantJWTBearer {
-		if f.Settings.Assertion == nil {
-			return errors.New("the jwt bearer grant needs oauth.assertion or oauth.assertionFile")
-		}
-		a, err := f.Settings.Assertion()
-		if err != nil {
-			return fmt.Errorf("the jwt bearer grant: the workload's token: %w", err)
-		}
-		if strings.Count(a, ".") != 2 || strings.ContainsAny(a, " \t\r\n") {
-			return errors.New("the jwt bearer grant: the workload's token is not a JWT (three dot-separated parts)")
+	if st := f.Settings; st.Grant == GrantJWTBearer {
+		var a string
+		switch {
+		case st.Assertion != nil:
+			var err error
+			if a, err = st.Assertion(); err != nil {
+				return fmt.Errorf("the jwt bearer grant: the workload's token: %w", err)
+			}
+			if strings.Count(a, ".") != 2 || strings.ContainsAny(a, " \t\r\n") {
+				return errors.New("the jwt bearer grant: the workload's token is not a JWT (three dot-separated parts)")
+			}
+		case st.IdP != nil:
+			var err error
+			if a, err = f.idJAG(ctx, st.IdP, r, scopes); err != nil {
+				return err
+			}
+		default:
+			return errors.New("the jwt bearer grant needs oauth.assertion, oauth.assertionFile or oauth.idp")
 		}
 		v.Set("assertion", a)
 	}
