@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -39,6 +40,7 @@ type OAuth struct {
 	PrivateKeyFile        string   `yaml:"privateKeyFile" json:"privateKeyFile,omitempty" desc:"client_credentials: a file holding privateKey's PEM, relative to cordis.yml's folder."`
 	Assertion             string   `yaml:"assertion" json:"-" secret:"true" desc:"jwt_bearer: the workload's identity token (a JWT its platform issued for the authorization server), such as !!js process.env.CI_JOB_JWT."`
 	AssertionFile         string   `yaml:"assertionFile" json:"assertionFile,omitempty" desc:"jwt_bearer: a file holding the workload's identity token, relative to cordis.yml's folder, read again at every grant (a Kubernetes projected service account token, for one)."`
+	IdP                   *IdP     `yaml:"idp" json:"idp,omitempty" desc:"jwt_bearer: the company's identity provider (enterprise-managed authorization): the person's ID token from it is exchanged there for an ID-JAG at every grant."`
 	ClientMetadataURL     string   `yaml:"clientMetadataUrl" json:"clientMetadataUrl,omitempty" desc:"An https URL of a Client ID Metadata Document to use as client_id where the authorization server takes them."`
 	Scopes                []string `yaml:"scopes" json:"scopes,omitempty" desc:"The scopes to ask for (default: the server's challenge, else its scopes_supported)."`
 	CallbackPort          int      `yaml:"callbackPort" json:"callbackPort,omitempty" desc:"The loopback port of the login's redirect (default: a free one); for clients registered with a fixed redirect URI."`
@@ -46,7 +48,55 @@ type OAuth struct {
 	AuthServerMetadataURL string   `yaml:"authServerMetadataUrl" json:"authServerMetadataUrl,omitempty" desc:"Where the authorization server's metadata is, when the server's own discovery does not say."`
 }
 
-var oauthKeys = []string{"grant", "clientId", "clientSecret", "privateKey", "privateKeyFile", "assertion", "assertionFile", "clientMetadataUrl", "scopes", "callbackPort", "dpop", "authServerMetadataUrl"}
+var oauthKeys = []string{"grant", "clientId", "clientSecret", "privateKey", "privateKeyFile", "assertion", "assertionFile", "idp", "clientMetadataUrl", "scopes", "callbackPort", "dpop", "authServerMetadataUrl"}
+
+// IdP is oauth.idp: the identity provider of an enterprise-managed entry
+// (docs/rfc/0007-oauth.md, "Enterprise-managed authorization").
+type IdP struct {
+	Issuer        string `yaml:"issuer" json:"issuer,omitempty" desc:"The IdP's issuer (its metadata names its token endpoint)."`
+	TokenEndpoint string `yaml:"tokenEndpoint" json:"tokenEndpoint,omitempty" desc:"The IdP's token endpoint, instead of issuer."`
+	ClientID      string `yaml:"clientId" json:"clientId,omitempty" desc:"The harness's client at the IdP (the audience of the ID token)."`
+	ClientSecret  string `yaml:"clientSecret" json:"-" secret:"true" desc:"Its secret, when it has one."`
+	IDToken       string `yaml:"idToken" json:"-" secret:"true" desc:"The person's ID token from the IdP, such as !!js process.env.ID_TOKEN."`
+	IDTokenFile   string `yaml:"idTokenFile" json:"idTokenFile,omitempty" desc:"A file holding the ID token, relative to cordis.yml's folder, read again at every grant."`
+}
+
+var idpKeys = []string{"issuer", "tokenEndpoint", "clientId", "clientSecret", "idToken", "idTokenFile"}
+
+// UnmarshalYAML takes a mapping of the known keys (strict).
+func (p *IdP) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: oauth.idp: must be a mapping of %s", n.Line, strings.Join(idpKeys, ", "))
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i]; !slices.Contains(idpKeys, k.Value) {
+			return fmt.Errorf("line %d: oauth.idp.%s: unknown key (the keys are %s)", k.Line, k.Value, strings.Join(idpKeys, ", "))
+		}
+	}
+	type plain IdP
+	return n.Decode((*plain)(p))
+}
+
+// validate checks oauth.idp.
+func (p *IdP) validate(bad func(field, format string, args ...any)) {
+	if (p.Issuer == "") == (p.TokenEndpoint == "") {
+		bad("oauth.idp", "needs exactly one of issuer and tokenEndpoint")
+	}
+	for _, u := range []struct{ key, v string }{{"issuer", p.Issuer}, {"tokenEndpoint", p.TokenEndpoint}} {
+		if u.v != "" && !strings.HasPrefix(u.v, "https://") && !strings.HasPrefix(u.v, "http://") {
+			bad("oauth.idp."+u.key, "%q is not an http:// or https:// URL", u.v)
+		}
+	}
+	if p.ClientID == "" {
+		bad("oauth.idp.clientId", "is required (the harness's client at the IdP)")
+	}
+	if (p.IDToken == "") == (p.IDTokenFile == "") {
+		bad("oauth.idp", "needs exactly one of idToken and idTokenFile (the person's ID token)")
+	}
+	if t := strings.TrimSpace(p.IDToken); t != "" && strings.Count(t, ".") != 2 {
+		bad("oauth.idp.idToken", "is not a JWT (three dot-separated parts)")
+	}
+}
 
 // UnmarshalYAML takes false, true or a mapping of the known keys (strict:
 // any other key is an error naming it).
@@ -99,7 +149,10 @@ func (o *OAuth) YAMLSchema() map[string]any {
 		case reflect.Int:
 			p["type"] = "integer"
 		case reflect.Pointer:
-			p["type"] = "boolean" // the only pointer: dpop
+			p["type"] = "boolean"                       // dpop
+			if f.Type.Elem().Kind() == reflect.Struct { // idp
+				p["type"], p["additionalProperties"], p["properties"] = "object", false, stringProps(f.Type.Elem())
+			}
 		case reflect.Slice:
 			p["type"], p["items"] = "array", map[string]any{"type": "string"}
 		}
@@ -112,6 +165,18 @@ func (o *OAuth) YAMLSchema() map[string]any {
 }
 
 var _ host.Schemer = (*OAuth)(nil)
+
+// stringProps are the schema properties of a struct of strings (oauth.idp).
+func stringProps(t reflect.Type) map[string]any {
+	props := map[string]any{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if name, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); name != "" && name != "-" {
+			props[name] = map[string]any{"type": "string", "description": f.Tag.Get("desc")}
+		}
+	}
+	return props
+}
 
 // validate checks the oauth key of a streamable-http entry.
 func (o *OAuth) validate(c *Config, bad func(field, format string, args ...any)) {
@@ -139,6 +204,7 @@ func (o *OAuth) validate(c *Config, bad func(field, format string, args ...any))
 	only("privateKeyFile", o.PrivateKeyFile != "", oauth.GrantClientCredentials, oauth.GrantJWTBearer)
 	only("assertion", o.Assertion != "", oauth.GrantJWTBearer)
 	only("assertionFile", o.AssertionFile != "", oauth.GrantJWTBearer)
+	only("idp", o.IdP != nil, oauth.GrantJWTBearer)
 	switch o.Grant {
 	case "", oauth.GrantAuthorizationCode:
 	case oauth.GrantClientCredentials, oauth.GrantJWTBearer:
@@ -158,8 +224,11 @@ func (o *OAuth) validate(c *Config, bad func(field, format string, args ...any))
 		case credentials == 1 && o.ClientID == "":
 			bad("oauth.clientId", "is required to authenticate the client (with clientSecret or a private key)")
 		}
-		if o.Grant == oauth.GrantJWTBearer && (o.Assertion == "") == (o.AssertionFile == "") {
-			bad("oauth", "grant %q needs exactly one of assertion and assertionFile (the workload's identity token)", o.Grant)
+		if n := countSet(o.Assertion != "", o.AssertionFile != "", o.IdP != nil); o.Grant == oauth.GrantJWTBearer && n != 1 {
+			bad("oauth", "grant %q needs exactly one of assertion, assertionFile (a workload's identity token) and idp (an ID-JAG from the company's IdP)", o.Grant)
+		}
+		if o.IdP != nil {
+			o.IdP.validate(bad)
 		}
 		if o.PrivateKey != "" {
 			if _, err := oauth.ParseKey([]byte(o.PrivateKey)); err != nil {
@@ -192,6 +261,17 @@ func (o *OAuth) validate(c *Config, bad func(field, format string, args ...any))
 			bad(fmt.Sprintf("oauth.scopes[%d]", i), "%q is not a scope", s)
 		}
 	}
+}
+
+// countSet is how many of set are true.
+func countSet(set ...bool) int {
+	n := 0
+	for _, s := range set {
+		if s {
+			n++
+		}
+	}
+	return n
 }
 
 // UsesOAuth reports whether an entry's requests go through the OAuth
@@ -233,18 +313,17 @@ func (o *OAuth) settings(dir string, secrets *secret.Set) (oauth.Settings, error
 		st.Assertion = func() (string, error) { return a, nil }
 	}
 	if p := o.AssertionFile; p != "" {
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(dir, p)
+		st.Assertion = tokenFile("oauth.assertionFile", dir, p, secrets)
+	}
+	if p := o.IdP; p != nil {
+		idp := &oauth.IdP{Issuer: p.Issuer, TokenEndpoint: p.TokenEndpoint, ClientID: p.ClientID, ClientSecret: p.ClientSecret}
+		if t := strings.TrimSpace(p.IDToken); t != "" {
+			idp.IDToken = func() (string, error) { return t, nil }
 		}
-		st.Assertion = func() (string, error) {
-			b, err := conffile.Read(p)
-			if err != nil {
-				return "", fmt.Errorf("oauth.assertionFile: %w", err)
-			}
-			a := strings.TrimSpace(string(b))
-			secrets.AddCredential(a)
-			return a, nil
+		if p.IDTokenFile != "" {
+			idp.IDToken = tokenFile("oauth.idp.idTokenFile", dir, p.IDTokenFile, secrets)
 		}
+		st.IdP = idp
 	}
 	pem := []byte(o.PrivateKey)
 	if p := o.PrivateKeyFile; p != "" {
@@ -270,6 +349,23 @@ func (o *OAuth) settings(dir string, secrets *secret.Set) (oauth.Settings, error
 		st.Key = k
 	}
 	return st, nil
+}
+
+// tokenFile reads a token from the file at path (relative to dir) each
+// time it is called; what it reads joins secrets.
+func tokenFile(key, dir, path string, secrets *secret.Set) func() (string, error) {
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dir, path)
+	}
+	return func() (string, error) {
+		b, err := conffile.Read(path)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", key, err)
+		}
+		t := strings.TrimSpace(string(b))
+		secrets.AddCredential(t)
+		return t, nil
+	}
 }
 
 // OAuthOptions are the program's OAuth settings for a host, provided under
@@ -518,6 +614,7 @@ func (s *supervisor) loginError() error {
 type OAuthStatus struct {
 	LoggedIn         bool       `json:"loggedIn"`
 	Grant            string     `json:"grant,omitempty"` // client_credentials or jwt_bearer: a machine client
+	IdP              string     `json:"idp,omitempty"`   // jwt_bearer through an IdP: its issuer (or token endpoint)
 	Issuer           string     `json:"issuer,omitempty"`
 	Scopes           []string   `json:"scopes,omitempty"`
 	Expiry           *time.Time `json:"expiry,omitempty"`
@@ -537,6 +634,9 @@ func LoginStatus(c *Config, store *oauth.Store) *OAuthStatus {
 		return nil
 	}
 	st := &OAuthStatus{Store: store.Dir, Grant: c.OAuth.Grant}
+	if p := c.OAuth.IdP; p != nil {
+		st.IdP = cmp.Or(p.Issuer, p.TokenEndpoint)
+	}
 	rec, err := store.Load(c.URL)
 	if err != nil {
 		st.Note = err.Error()

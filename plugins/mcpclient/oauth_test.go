@@ -203,13 +203,21 @@ func TestOAuthConfig(t *testing.T) {
 		{map[string]any{"oauth": map[string]any{"grant": "client_credentials", "clientId": "svc", "clientSecret": "s3cr3t-value", "callbackPort": 8080}}, "oauth.callbackPort: is not for oauth.grant"},
 		{map[string]any{"oauth": map[string]any{"clientId": "app", "privateKeyFile": "k.pem"}}, `oauth.privateKeyFile: is only for oauth.grant client_credentials or jwt_bearer`},
 		{map[string]any{"oauth": map[string]any{"grant": "client_credentials", "clientId": "svc", "clientSecret": "s3cr3t-value", "assertionFile": "t.jwt"}}, `oauth.assertionFile: is only for oauth.grant jwt_bearer`},
-		{map[string]any{"oauth": map[string]any{"grant": "jwt_bearer"}}, "needs exactly one of assertion and assertionFile"},
-		{map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "assertion": "a.b.c", "assertionFile": "t.jwt"}}, "needs exactly one of assertion and assertionFile"},
+		{map[string]any{"oauth": map[string]any{"grant": "jwt_bearer"}}, "needs exactly one of assertion, assertionFile (a workload's identity token) and idp"},
+		{map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "assertion": "a.b.c", "assertionFile": "t.jwt"}}, "needs exactly one of assertion, assertionFile (a workload's identity token) and idp"},
 		{map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "assertion": "not-a-jwt"}}, "oauth.assertion: is not a JWT"},
 		{map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "assertionFile": "t.jwt", "privateKeyFile": "k.pem"}}, "oauth.clientId: is required to authenticate the client"},
 		{map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "assertionFile": "t.jwt", "clientId": "svc", "clientSecret": "s3cr3t-value", "privateKeyFile": "k.pem"}}, "takes at most one of clientSecret, privateKey and privateKeyFile"},
 		{map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "assertionFile": "t.jwt", "callbackPort": 8080}}, "oauth.callbackPort: is not for oauth.grant"},
 		{map[string]any{"oauth": map[string]any{"dpop": "maybe"}}, "into bool"},
+		{map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "assertion": "a.b.c", "idp": map[string]any{"issuer": "https://idp.example", "clientId": "h", "idToken": "a.b.c"}}}, "needs exactly one of assertion"},
+		{map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "idp": map[string]any{"clientId": "h", "idToken": "a.b.c"}}}, "oauth.idp: needs exactly one of issuer and tokenEndpoint"},
+		{map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "idp": map[string]any{"issuer": "https://idp.example", "idToken": "a.b.c"}}}, "oauth.idp.clientId: is required"},
+		{map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "idp": map[string]any{"issuer": "https://idp.example", "clientId": "h"}}}, "needs exactly one of idToken and idTokenFile"},
+		{map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "idp": map[string]any{"issuer": "idp.example", "clientId": "h", "idToken": "a.b.c"}}}, `oauth.idp.issuer: "idp.example" is not an http:// or https:// URL`},
+		{map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "idp": map[string]any{"issuer": "https://idp.example", "clientId": "h", "idToken": "abc"}}}, "oauth.idp.idToken: is not a JWT"},
+		{map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "idp": map[string]any{"issuer": "https://idp.example", "clientID": "h"}}}, "oauth.idp.clientID: unknown key"},
+		{map[string]any{"oauth": map[string]any{"idp": map[string]any{"issuer": "https://idp.example", "clientId": "h", "idToken": "a.b.c"}}}, "oauth.idp: is only for oauth.grant jwt_bearer"},
 	} {
 		err := hx.Load(yml(httpEntry("web", "web", "http://127.0.0.1:1/mcp", c.config)))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -490,5 +498,41 @@ func TestDPoPEntry(t *testing.T) {
 	}
 	if out := hx.H.Secrets().Redact("key " + rec.DPoPKey); strings.Contains(out, rec.DPoPKey) {
 		t.Error("the DPoP key is not in the secret set")
+	}
+}
+
+// An enterprise-managed entry (oauth.grant jwt_bearer with an idp): the
+// person's ID token in idTokenFile is exchanged at the IdP for an ID-JAG at
+// every grant, presented to the authorization server with the client's
+// secret; ready with no login, the status names the IdP, and neither the ID
+// token nor the ID-JAG is printed.
+func TestEnterpriseManagedEntry(t *testing.T) {
+	as := oauthtest.NewAS(t)
+	as.Machines = map[string]string{"svc": "svc-secret-0123456789"}
+	p := oauthtest.NewIdP(t)
+	p.Trust(as)
+	url := oauthPeer(t, as)
+	hx := newHarness(t)
+	provideOAuth(t, hx.H, OAuthOptions{StoreDir: filepath.Join(t.TempDir(), "oauth")})
+	idToken := p.IDToken("alice@example.com")
+	if err := os.WriteFile(filepath.Join(hx.Dir, "id.jwt"), []byte(idToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	enterprise := map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "clientId": "svc", "clientSecret": "svc-secret-0123456789",
+		"idp": map[string]any{"issuer": p.URL, "clientId": p.ClientID, "idTokenFile": "id.jwt"}}}
+	hx.mustLoad(yml(httpEntry("web", "web", url, enterprise)))
+	hx.wantState("web", host.Ready)
+	hx.wantCall("mcp__web__echo", `{"message":"hi"}`, "echo: hi", false)
+	as.Expire()
+	hx.wantCall("mcp__web__echo", `{"message":"again"}`, "echo: again", false)
+	if p.Count("exchange") != 2 || as.Count("token:jwt-bearer") != 2 || as.Count("client:basic") != 2 || as.Count("authorize") != 0 {
+		t.Fatalf("%d exchanges, %d grants, %d with the secret, %d authorizations", p.Count("exchange"), as.Count("token:jwt-bearer"), as.Count("client:basic"), as.Count("authorize"))
+	}
+	lines := strings.Join(hx.status("web").StatusLines(), "\n")
+	if !strings.Contains(lines, "oauth: an enterprise-managed token of "+as.URL+" (through the IdP "+p.URL+")") {
+		t.Fatalf("status:\n%s", lines)
+	}
+	if out := hx.H.Secrets().Redact("id " + idToken); strings.Contains(out, idToken) {
+		t.Error("the ID token is not a secret")
 	}
 }

@@ -149,6 +149,9 @@ func (s *Status) oauthLine() string {
 			line = "oauth: client credentials, no token yet"
 		case oauth.GrantJWTBearer:
 			line = "oauth: workload identity (jwt bearer), no token yet"
+			if o.IdP != "" {
+				line = "oauth: enterprise-managed (through the IdP " + safe.Line(o.IdP) + "), no token yet"
+			}
 		}
 		if o.Issuer != "" {
 			line += " (issuer " + safe.Line(o.Issuer) + ")"
@@ -167,6 +170,9 @@ func (s *Status) oauthLine() string {
 		line = "oauth: a client credentials token of " + safe.Line(o.Issuer)
 	case oauth.GrantJWTBearer:
 		line = "oauth: a workload identity token of " + safe.Line(o.Issuer)
+		if o.IdP != "" {
+			line = "oauth: an enterprise-managed token of " + safe.Line(o.Issuer) + " (through the IdP " + safe.Line(o.IdP) + ")"
+		}
 	}
 	if len(o.Scopes) > 0 {
 		line += ", scopes " + safe.Line(strings.Join(o.Scopes, " "))
