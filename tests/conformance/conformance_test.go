@@ -35,10 +35,9 @@ import (
 // The client scenarios of the suite at each revision: each must pass with
 // at least one check, no failure and no warning. json-schema-2020-12-preservation
 // is run unscored by --requirements 2026-07-28 (added after the revision);
-// it must pass too, and so must the OAuth extensions it also runs
-// unscored: client credentials, workload identity and DPoP. The one other
-// OAuth extension (enterprise-managed authorization) is the expected
-// failure of expectedFile.
+// it must pass too, and so must every OAuth extension it also runs
+// unscored: client credentials, workload identity, DPoP and
+// enterprise-managed authorization.
 var (
 	authScenarios20251125 = []string{"auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3",
 		"auth/basic-cimd", "auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported", "auth/scope-omitted-when-undefined",
@@ -51,10 +50,11 @@ var (
 
 	clientScenarios20260728 = append([]string{"tools_call", "request-metadata", "sep-2322-client-request-state", "http-standard-headers",
 		"http-custom-headers", "http-invalid-tool-headers", "json-schema-ref-no-deref", "json-schema-2020-12-preservation"}, append(authScenarios20260728, authExtensionScenarios...)...)
-	// The OAuth extensions the harness offers, which --requirements
-	// 2026-07-28 runs unscored with the others: client credentials
-	// (SEP-1046), workload identity (SEP-1933) and DPoP (SEP-1932).
-	authExtensionScenarios = []string{"auth/client-credentials-basic", "auth/client-credentials-jwt", "auth/wif-jwt-bearer", "auth/dpop", "auth/dpop-nonce"}
+	// The OAuth extensions, which --requirements 2026-07-28 runs unscored:
+	// client credentials (SEP-1046), workload identity (SEP-1933), DPoP
+	// (SEP-1932) and enterprise-managed authorization (SEP-990).
+	authExtensionScenarios = []string{"auth/client-credentials-basic", "auth/client-credentials-jwt", "auth/wif-jwt-bearer", "auth/dpop", "auth/dpop-nonce",
+		"auth/enterprise-managed-authorization"}
 
 	clientScenarios20251125 = append([]string{"initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry", "json-schema-2020-12-preservation"}, authScenarios20251125...)
 )

@@ -143,12 +143,20 @@ type mcpConfig struct {
 // client its context names, if any; or, for the client credentials and
 // workload identity scenarios, the machine client of the context.
 type oauthConfig struct {
-	Grant             string `yaml:"grant,omitempty"`
-	ClientID          string `yaml:"clientId,omitempty"`
-	ClientSecret      string `yaml:"clientSecret,omitempty"`
-	PrivateKey        string `yaml:"privateKey,omitempty"`
-	Assertion         string `yaml:"assertion,omitempty"`
-	ClientMetadataURL string `yaml:"clientMetadataUrl,omitempty"`
+	Grant             string     `yaml:"grant,omitempty"`
+	ClientID          string     `yaml:"clientId,omitempty"`
+	ClientSecret      string     `yaml:"clientSecret,omitempty"`
+	PrivateKey        string     `yaml:"privateKey,omitempty"`
+	Assertion         string     `yaml:"assertion,omitempty"`
+	IdP               *idpConfig `yaml:"idp,omitempty"`
+	ClientMetadataURL string     `yaml:"clientMetadataUrl,omitempty"`
+}
+
+// idpConfig is oauth.idp: the IdP of the enterprise-managed scenario.
+type idpConfig struct {
+	TokenEndpoint string `yaml:"tokenEndpoint"`
+	ClientID      string `yaml:"clientId"`
+	IDToken       string `yaml:"idToken"`
 }
 
 // clientMetadataURL is the Client ID Metadata Document the suite's CIMD
@@ -162,7 +170,9 @@ const clientMetadataURL = "https://conformance-test.local/client-metadata.json"
 // account would: what the suite's context cannot say is whether a client
 // id and secret are a person's app or a service's. A context with a
 // workload's token (valid_jwt, the workload identity scenario) makes a
-// jwt_bearer client presenting it.
+// jwt_bearer client presenting it; one with an IdP's ID token
+// (idp_id_token, the enterprise-managed scenario), a jwt_bearer client
+// whose assertion is exchanged at that IdP.
 func oauthFromContext(scenario, suiteContext string) *oauthConfig {
 	o := &oauthConfig{ClientMetadataURL: clientMetadataURL}
 	var c struct {
@@ -170,6 +180,9 @@ func oauthFromContext(scenario, suiteContext string) *oauthConfig {
 		ClientSecret string `json:"client_secret"`
 		PrivateKey   string `json:"private_key_pem"`
 		Workload     string `json:"valid_jwt"`
+		IDToken      string `json:"idp_id_token"`
+		IdPClientID  string `json:"idp_client_id"`
+		IdPToken     string `json:"idp_token_endpoint"`
 	}
 	if suiteContext != "" && json.Unmarshal([]byte(suiteContext), &c) == nil {
 		o.ClientID, o.ClientSecret = c.ClientID, c.ClientSecret
@@ -179,6 +192,10 @@ func oauthFromContext(scenario, suiteContext string) *oauthConfig {
 	}
 	if c.Workload != "" {
 		o.Grant, o.Assertion, o.ClientMetadataURL = "jwt_bearer", c.Workload, ""
+	}
+	if c.IDToken != "" {
+		o.Grant, o.ClientMetadataURL = "jwt_bearer", ""
+		o.IdP = &idpConfig{TokenEndpoint: c.IdPToken, ClientID: c.IdPClientID, IDToken: c.IDToken}
 	}
 	return o
 }
