@@ -39,20 +39,12 @@ func TestEnterpriseManaged(t *testing.T) {
 			idp.IDToken = func() (string, error) { reads++; return p.IDToken("alice@example.com"), nil }
 			f := &oauth.Flow{Server: server, Settings: oauth.Settings{Grant: oauth.GrantJWTBearer, ClientID: "svc", ClientSecret: "svc-secret-0123456789", IdP: idp},
 				Store: newStore(t), HTTP: &http.Client{Timeout: 10 * time.Second}}
-			tr := &oauth.Transport{Next: http.DefaultTransport, Tokens: oauth.NewTokens(f), Authorize: func(ctx context.Context, ch *oauth.Challenge) error {
-				_, err := f.MachineToken(ctx, ch)
-				return err
-			}}
-			hc := &http.Client{Transport: tr}
+			get := machineGet(t, f)
 			for round := 1; round <= 2; round++ {
-				resp, err := hc.Get(server)
-				if err != nil {
-					t.Fatal(err)
-				}
-				resp.Body.Close()
-				if resp.StatusCode != 200 || p.Count("exchange") != round || as.Count("token:jwt-bearer") != round || as.Count("client:basic") != round || reads != round {
-					t.Fatalf("round %d: HTTP %d, %d exchanges, %d grants (%d with the secret), the ID token read %d times",
-						round, resp.StatusCode, p.Count("exchange"), as.Count("token:jwt-bearer"), as.Count("client:basic"), reads)
+				get()
+				if p.Count("exchange") != round || as.Count("token:jwt-bearer") != round || as.Count("client:basic") != round || reads != round {
+					t.Fatalf("round %d: %d exchanges, %d grants (%d with the secret), the ID token read %d times",
+						round, p.Count("exchange"), as.Count("token:jwt-bearer"), as.Count("client:basic"), reads)
 				}
 				as.Expire() // the next round is another exchange and grant
 			}

@@ -59,22 +59,7 @@ func TestJWTBearer(t *testing.T) {
 			}}
 			f := &oauth.Flow{Server: server, Settings: settings, Store: st, HTTP: &http.Client{Timeout: 10 * time.Second}}
 			before, grants := as.Count("client:"+c.method), as.Count("token:jwt-bearer")
-			tr := &oauth.Transport{Next: http.DefaultTransport, Tokens: oauth.NewTokens(f), Authorize: func(ctx context.Context, ch *oauth.Challenge) error {
-				_, err := f.MachineToken(ctx, ch)
-				return err
-			}}
-			hc := &http.Client{Transport: tr}
-			get := func() {
-				t.Helper()
-				resp, err := hc.Get(server)
-				if err != nil {
-					t.Fatalf("GET: %v", err)
-				}
-				resp.Body.Close()
-				if resp.StatusCode != 200 {
-					t.Fatalf("GET: HTTP %d", resp.StatusCode)
-				}
-			}
+			get := machineGet(t, f)
 			get()
 			if got := as.Count("token:jwt-bearer"); got != grants+1 || as.Count("client:"+c.method) != before+1 || reads.Load() != 1 {
 				t.Fatalf("after the first 401: %d grants (want %d), %d client authentications by %s, the token read %d times",

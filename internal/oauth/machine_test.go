@@ -121,6 +121,27 @@ func machineServer(t *testing.T) (*oauthtest.AS, string, map[string]*oauth.Key) 
 	return as, protected(t, as).URL + "/mcp", keys
 }
 
+// machineGet returns a GET of f's server through a transport that answers
+// a challenge with f's machine grant; it fails the test unless the answer
+// is 200.
+func machineGet(t *testing.T, f *oauth.Flow) func() {
+	hc := &http.Client{Transport: &oauth.Transport{Next: http.DefaultTransport, Tokens: oauth.NewTokens(f), Authorize: func(ctx context.Context, ch *oauth.Challenge) error {
+		_, err := f.MachineToken(ctx, ch)
+		return err
+	}}}
+	return func() {
+		t.Helper()
+		resp, err := hc.Get(f.Server)
+		if err != nil {
+			t.Fatalf("GET: %v", err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET: HTTP %d", resp.StatusCode)
+		}
+	}
+}
+
 // A machine client gets its token at the first 401 with its own
 // credentials — a secret, or a JWT signed with each kind of key — and gets
 // a new one when the server refuses the old; nothing is asked of a person,
@@ -146,22 +167,7 @@ func TestClientCredentials(t *testing.T) {
 			}
 			f := &oauth.Flow{Server: server, Settings: settings, Store: st, HTTP: &http.Client{Timeout: 10 * time.Second}}
 			before := as.Count("client:" + c.method)
-			tr := &oauth.Transport{Next: http.DefaultTransport, Tokens: oauth.NewTokens(f), Authorize: func(ctx context.Context, ch *oauth.Challenge) error {
-				_, err := f.MachineToken(ctx, ch)
-				return err
-			}}
-			hc := &http.Client{Transport: tr}
-			get := func() {
-				t.Helper()
-				resp, err := hc.Get(server)
-				if err != nil {
-					t.Fatalf("GET: %v", err)
-				}
-				resp.Body.Close()
-				if resp.StatusCode != 200 {
-					t.Fatalf("GET: HTTP %d", resp.StatusCode)
-				}
-			}
+			get := machineGet(t, f)
 			get()
 			if got := as.Count("client:" + c.method); got != before+1 {
 				t.Fatalf("client authentications by %s: %d, want %d", c.method, got, before+1)

@@ -68,13 +68,21 @@ func (p *IdP) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.MappingNode {
 		return fmt.Errorf("line %d: oauth.idp: must be a mapping of %s", n.Line, strings.Join(idpKeys, ", "))
 	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if k := n.Content[i]; !slices.Contains(idpKeys, k.Value) {
-			return fmt.Errorf("line %d: oauth.idp.%s: unknown key (the keys are %s)", k.Line, k.Value, strings.Join(idpKeys, ", "))
-		}
+	if err := knownKeys(n, "oauth.idp", idpKeys); err != nil {
+		return err
 	}
 	type plain IdP
 	return n.Decode((*plain)(p))
+}
+
+// knownKeys refuses a key of the mapping n (at path) that is not in keys.
+func knownKeys(n *yaml.Node, path string, keys []string) error {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i]; !slices.Contains(keys, k.Value) {
+			return fmt.Errorf("line %d: %s.%s: unknown key (the keys are %s)", k.Line, path, k.Value, strings.Join(keys, ", "))
+		}
+	}
+	return nil
 }
 
 // validate checks oauth.idp.
@@ -113,10 +121,8 @@ func (o *OAuth) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.MappingNode {
 		return fmt.Errorf("line %d: oauth: must be false, true or a mapping of %s", n.Line, strings.Join(oauthKeys, ", "))
 	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if k := n.Content[i]; !slices.Contains(oauthKeys, k.Value) {
-			return fmt.Errorf("line %d: oauth.%s: unknown key (the keys are %s)", k.Line, k.Value, strings.Join(oauthKeys, ", "))
-		}
+	if err := knownKeys(n, "oauth", oauthKeys); err != nil {
+		return err
 	}
 	type plain OAuth
 	var p plain

@@ -189,6 +189,35 @@ func loginSetup(t *testing.T) (as *oauthtest.AS, config, state string, lookup fu
 	return as, config, state, lookup
 }
 
+// oauthEntryRunner gives loginSetup's entry the oauth mapping oauth (flow
+// YAML), with the variable name set to value, and returns a run of the
+// command line on it and everything the runs printed.
+func oauthEntryRunner(t *testing.T, config string, lookup func(string) (string, bool), oauth, name, value string) (func(args ...string) (int, string, string), *strings.Builder) {
+	t.Helper()
+	src, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src = []byte(strings.Replace(string(src), "}\n", ", oauth: "+oauth+"}\n", 1))
+	if err := os.WriteFile(config, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := func(k string) (string, bool) {
+		if k == name {
+			return value, true
+		}
+		return lookup(k)
+	}
+	all := &strings.Builder{}
+	return func(args ...string) (int, string, string) {
+		t.Helper()
+		var out, errOut strings.Builder
+		code := Main(context.Background(), append([]string{"-c", config, "--wait", "10s"}, args...), Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, Lookup: env})
+		all.WriteString(out.String() + errOut.String())
+		return code, out.String(), errOut.String()
+	}, all
+}
+
 // A machine client through the command line: tools and call work at once
 // (the first 401 gets a token with the client's secret, nobody logs in);
 // `harness login` of it is its grant, with no URL and no browser; the
@@ -197,28 +226,7 @@ func TestMachineClientThroughTheCLI(t *testing.T) {
 	as, config, state, lookup := loginSetup(t)
 	const secret = "svc-secret-MACHINE-0123456789"
 	as.Machines = map[string]string{"svc": secret}
-	src, err := os.ReadFile(config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src = []byte(strings.Replace(string(src), "}\n", ", oauth: {grant: client_credentials, clientId: svc, clientSecret: !!js process.env.SVC_SECRET}}\n", 1))
-	if err := os.WriteFile(config, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	env := func(k string) (string, bool) {
-		if k == "SVC_SECRET" {
-			return secret, true
-		}
-		return lookup(k)
-	}
-	var all strings.Builder
-	run := func(args ...string) (int, string, string) {
-		t.Helper()
-		var out, errOut strings.Builder
-		code := Main(context.Background(), append([]string{"-c", config, "--wait", "10s"}, args...), Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, Lookup: env})
-		all.WriteString(out.String() + errOut.String())
-		return code, out.String(), errOut.String()
-	}
+	run, all := oauthEntryRunner(t, config, lookup, "{grant: client_credentials, clientId: svc, clientSecret: !!js process.env.SVC_SECRET}", "SVC_SECRET", secret)
 	if code, out, errOut := run("call", "mcp__web__echo", `{"message":"machine"}`); code != 0 || !strings.Contains(out, "echo: machine") {
 		t.Fatalf("call: %d\n%s\n%s", code, out, errOut)
 	}
@@ -262,28 +270,7 @@ func TestWorkloadIdentityThroughTheCLI(t *testing.T) {
 	}
 	as.Workloads = map[string]crypto.PublicKey{"https://platform.example": platform.Public()}
 	workload := oauthtest.WorkloadToken(platform, "https://platform.example", "repo:harness:ref:main", as.URL, time.Now().Add(time.Hour))
-	src, err := os.ReadFile(config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src = []byte(strings.Replace(string(src), "}\n", ", oauth: {grant: jwt_bearer, assertion: !!js process.env.CI_JOB_JWT}}\n", 1))
-	if err := os.WriteFile(config, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	env := func(k string) (string, bool) {
-		if k == "CI_JOB_JWT" {
-			return workload, true
-		}
-		return lookup(k)
-	}
-	var all strings.Builder
-	run := func(args ...string) (int, string, string) {
-		t.Helper()
-		var out, errOut strings.Builder
-		code := Main(context.Background(), append([]string{"-c", config, "--wait", "10s"}, args...), Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, Lookup: env})
-		all.WriteString(out.String() + errOut.String())
-		return code, out.String(), errOut.String()
-	}
+	run, all := oauthEntryRunner(t, config, lookup, "{grant: jwt_bearer, assertion: !!js process.env.CI_JOB_JWT}", "CI_JOB_JWT", workload)
 	if code, out, errOut := run("call", "mcp__web__echo", `{"message":"workload"}`); code != 0 || !strings.Contains(out, "echo: workload") {
 		t.Fatalf("call: %d\n%s\n%s", code, out, errOut)
 	}
