@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/harness-go/harness/plugins/prompts"
+	"github.com/harness-go/harness/plugins/resources"
 	"github.com/harness-go/harness/plugins/tools"
 )
 
@@ -63,4 +65,81 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request, sess *session) {
 func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// read is POST /api/read {"server", "uri"}: the resource's contents, as
+// `harness read` gives them (text, or a blob in base64), and how long the
+// read took. The contents are the server's words: not redacted.
+func (s *Server) read(w http.ResponseWriter, r *http.Request) {
+	if s.o.Resources == nil {
+		problem(w, http.StatusNotFound, "this page has no resources")
+		return
+	}
+	var in struct {
+		Server string `json:"server"`
+		URI    string `json:"uri"`
+	}
+	if err := readJSON(r, &in); err != nil {
+		problem(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if in.URI == "" {
+		problem(w, http.StatusBadRequest, "a read needs a uri")
+		return
+	}
+	if !s.o.Resources.Has(in.Server) {
+		problem(w, http.StatusNotFound, "no server "+quote(in.Server)+" offers resources")
+		return
+	}
+	start := time.Now()
+	res, err := s.o.Resources.Read(r.Context(), in.Server, in.URI)
+	if err != nil {
+		problem(w, http.StatusBadGateway, s.secrets.Redact(err.Error()))
+		return
+	}
+	contents := res.Contents
+	if contents == nil {
+		contents = []resources.Content{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"contents": contents, "ms": time.Since(start).Milliseconds()})
+}
+
+// prompt is POST /api/prompt {"name", "arguments"}: the prompt's messages
+// for those arguments, as `harness prompt` gives them. A missing required
+// argument is the page's error, naming it, before the server is asked.
+func (s *Server) prompt(w http.ResponseWriter, r *http.Request) {
+	if s.o.Prompts == nil {
+		problem(w, http.StatusNotFound, "this page has no prompts")
+		return
+	}
+	var in struct {
+		Name      string            `json:"name"`
+		Arguments map[string]string `json:"arguments"`
+	}
+	if err := readJSON(r, &in); err != nil {
+		problem(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	p, ok := s.o.Prompts.Lookup(in.Name)
+	if !ok {
+		problem(w, http.StatusNotFound, "unknown prompt "+quote(in.Name))
+		return
+	}
+	for _, a := range p.Arguments {
+		if a.Required && in.Arguments[a.Name] == "" {
+			problem(w, http.StatusBadRequest, "the prompt "+quote(in.Name)+" needs the argument "+quote(a.Name))
+			return
+		}
+	}
+	start := time.Now()
+	res, err := s.o.Prompts.Get(r.Context(), in.Name, in.Arguments)
+	if err != nil {
+		problem(w, http.StatusBadGateway, s.secrets.Redact(err.Error()))
+		return
+	}
+	msgs := res.Messages
+	if msgs == nil {
+		msgs = []prompts.Message{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"description": res.Description, "messages": msgs, "ms": time.Since(start).Milliseconds()})
 }

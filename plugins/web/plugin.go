@@ -6,6 +6,8 @@ import (
 
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/plugins/agent"
+	"github.com/harness-go/harness/plugins/prompts"
+	"github.com/harness-go/harness/plugins/resources"
 	"github.com/harness-go/harness/plugins/tools"
 )
 
@@ -16,7 +18,7 @@ func init() {
 	host.Register(host.Kind{
 		Name:   KindName,
 		Doc:    "serves the harness as a live page in a browser (harness web does the same on its own)",
-		Inject: []string{tools.Service, agent.DirectoryService},
+		Inject: []string{tools.Service, agent.DirectoryService, resources.Service, prompts.Service},
 		New:    func() host.Plugin { return &Plugin{Listen: DefaultListen} },
 	})
 }
@@ -72,11 +74,19 @@ func (p *Plugin) Apply(ctx *host.Context) error {
 	if err != nil {
 		return err
 	}
+	res, err := resources.From(ctx)
+	if err != nil {
+		return err
+	}
+	pr, err := prompts.Key.From(ctx)
+	if err != nil {
+		return err
+	}
 	token := p.Token
 	if token == "" {
 		token = NewToken()
 	}
-	srv, err := New(Options{Host: ho.Host, Tools: reg, Agents: agents, Config: ho.Config, Logs: ho.Logs, Token: token,
+	srv, err := New(Options{Host: ho.Host, Tools: reg, Agents: agents, Resources: res, Prompts: pr, Config: ho.Config, Logs: ho.Logs, Token: token,
 		AllowHosts: p.AllowHosts, Self: ctx.ID(), Logger: ctx.Logger(), Version: ho.Version})
 	if err != nil {
 		return err

@@ -20,6 +20,8 @@ import (
 	"github.com/harness-go/harness/internal/debuglog"
 	"github.com/harness-go/harness/internal/origin"
 	"github.com/harness-go/harness/plugins/agent"
+	"github.com/harness-go/harness/plugins/prompts"
+	"github.com/harness-go/harness/plugins/resources"
 	"github.com/harness-go/harness/plugins/tools"
 )
 
@@ -36,6 +38,10 @@ type Options struct {
 	// changes from its stream.
 	Tools  *tools.Registry
 	Agents *agent.Directory
+	// Resources and Prompts are the registries of the servers' resources
+	// and prompts (nil: the page has no such view).
+	Resources *resources.Registry
+	Prompts   *prompts.Registry
 	// Config is the path of cordis.yml, shown on the page and read for
 	// its Config view.
 	Config string
@@ -219,6 +225,8 @@ const (
 	pathChat    = "/api/chat"
 	pathCancel  = "/api/chat/cancel"
 	pathNew     = "/api/chat/new"
+	pathRead    = "/api/read"
+	pathPrompt  = "/api/prompt"
 )
 
 // csp is the page's Content-Security-Policy: its own scripts and styles
@@ -291,6 +299,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.cancelTurn(w, sess)
 	case pathNew:
 		s.newConversation(w, sess)
+	case pathRead:
+		s.read(w, r)
+	case pathPrompt:
+		s.prompt(w, r)
 	default:
 		problem(w, http.StatusNotFound, "no such API: "+r.URL.Path)
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/host/conffile"
 	"github.com/harness-go/harness/plugins/agent"
+	"github.com/harness-go/harness/plugins/prompts"
+	"github.com/harness-go/harness/plugins/resources"
 	"github.com/harness-go/harness/plugins/tools"
 )
 
@@ -99,15 +101,19 @@ func affected(ev host.Event) parts {
 		return parts{tools: true, entries: true, agents: true}
 	case ev.Service == agent.DirectoryService:
 		return parts{agents: true}
+	case ev.Service == resources.Service:
+		return parts{resources: true}
+	case ev.Service == prompts.Service:
+		return parts{prompts: true}
 	}
 	return parts{}
 }
 
 // parts says which parts of the state to rebuild.
-type parts struct{ entries, tools, agents, file bool }
+type parts struct{ entries, tools, agents, file, resources, prompts bool }
 
 func (p parts) or(q parts) parts {
-	return parts{p.entries || q.entries, p.tools || q.tools, p.agents || q.agents, p.file || q.file}
+	return parts{p.entries || q.entries, p.tools || q.tools, p.agents || q.agents, p.file || q.file, p.resources || q.resources, p.prompts || q.prompts}
 }
 
 // refresh rebuilds the parts p names and sends them to every stream that
@@ -130,6 +136,12 @@ func (s *Server) refresh(p parts) {
 	}
 	if p.file {
 		out = append(out, wrap("file", "file", s.redact(s.fileJSON())))
+	}
+	if p.resources && s.o.Resources != nil {
+		out = append(out, wrap("resources", "resources", s.redact(s.resourcesJSON())))
+	}
+	if p.prompts && s.o.Prompts != nil {
+		out = append(out, wrap("prompts", "prompts", s.redact(s.promptsJSON())))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -262,6 +274,28 @@ func serverOf(name string) string {
 		return ""
 	}
 	return server
+}
+
+// resourcesJSON is every server's resources and resource templates, each
+// naming its server, sorted as the registry sorts them.
+func (s *Server) resourcesJSON() json.RawMessage {
+	list, tpls := s.o.Resources.List(""), s.o.Resources.Templates("")
+	if list == nil {
+		list = []resources.Resource{}
+	}
+	if tpls == nil {
+		tpls = []resources.Template{}
+	}
+	return mustJSON(map[string]any{"resources": list, "templates": tpls})
+}
+
+// promptsJSON is every prompt by its public name, with its arguments.
+func (s *Server) promptsJSON() json.RawMessage {
+	list := s.o.Prompts.List()
+	if list == nil {
+		list = []prompts.Prompt{}
+	}
+	return mustJSON(list)
 }
 
 // agentsJSON is every agent entry: its agent's description when it runs,

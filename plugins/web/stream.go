@@ -71,6 +71,12 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, sess *sessi
 		"agents":  s.redact(s.agentsJSON()),
 		"file":    s.redact(s.fileJSON()),
 	}
+	if s.o.Resources != nil {
+		fresh["resources"] = s.redact(s.resourcesJSON())
+	}
+	if s.o.Prompts != nil {
+		fresh["prompts"] = s.redact(s.promptsJSON())
+	}
 	s.mu.Lock()
 	if s.sessions[sess.id] != sess {
 		s.mu.Unlock()
@@ -141,20 +147,21 @@ func (s *Server) snapshotLocked(sess *session, fresh map[string]json.RawMessage)
 		}
 	}
 	m := map[string]any{
-		"type":     "snapshot",
-		"version":  s.o.Version,
-		"config":   s.secrets.Redact(s.o.Config),
-		"entries":  fresh["entries"],
-		"tools":    fresh["tools"],
-		"agents":   fresh["agents"],
-		"file":     fresh["file"],
-		"events":   nonNil(s.state.events),
-		"logs":     nonNil(logs),
-		"chat":     s.chatSnapshotLocked(sess),
-		"question": s.questionViewLocked(sess),
-		// What this build of the page offers: resources and prompts,
-		// and logins, arrive with their services.
-		"features": map[string]bool{"chat": s.o.Agents != nil, "resources": false, "prompts": false, "login": false},
+		"type":      "snapshot",
+		"version":   s.o.Version,
+		"config":    s.secrets.Redact(s.o.Config),
+		"entries":   fresh["entries"],
+		"tools":     fresh["tools"],
+		"agents":    fresh["agents"],
+		"file":      fresh["file"],
+		"resources": fresh["resources"],
+		"prompts":   fresh["prompts"],
+		"events":    nonNil(s.state.events),
+		"logs":      nonNil(logs),
+		"chat":      s.chatSnapshotLocked(sess),
+		"question":  s.questionViewLocked(sess),
+		// What this page offers (logins are `harness login`'s).
+		"features": map[string]bool{"chat": s.o.Agents != nil, "resources": s.o.Resources != nil, "prompts": s.o.Prompts != nil, "login": false},
 	}
 	return mustJSON(m)
 }

@@ -52,7 +52,7 @@ func newRig(t *testing.T, config string) *rig {
 		t.Fatal(err)
 	}
 	r := &rig{t: t, h: h, token: NewToken()}
-	srv, err := New(Options{Host: h.H, Tools: h.Tools, Agents: agents, Config: h.File, Token: r.token, Logger: slog.New(h.Logs), Version: "test"})
+	srv, err := New(Options{Host: h.H, Tools: h.Tools, Agents: agents, Resources: h.Resources, Prompts: h.Prompts, Config: h.File, Token: r.token, Logger: slog.New(h.Logs), Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -601,4 +601,59 @@ func TestValidateListen(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "other machines could drive the harness: a non-loopback address needs a token; set token: or listen on 127.0.0.1") {
 		t.Fatalf("every interface without a token: %v", err)
 	}
+}
+
+// The page's resources and prompts: the snapshot lists them (and says the
+// page offers them), a read gives a resource's contents, a prompt its
+// messages (a missing required argument is refused, naming it), and a
+// reload that adds a server's resources and prompts sends both lists again.
+func TestResourcesAndPrompts(t *testing.T) {
+	r := newRig(t, echoEntry)
+	r.signIn()
+	ev := r.stream()
+	snap := ev.next("snapshot", "the first message", nil)
+	if f := js(snap["features"]); !strings.Contains(f, `"resources":true`) || !strings.Contains(f, `"prompts":true`) {
+		t.Errorf("features: %s", f)
+	}
+	if res := js(snap["resources"]); !strings.Contains(res, `"server":"echo"`) || !strings.Contains(res, `"uri":"echo://about"`) || !strings.Contains(res, `"templates":[]`) {
+		t.Errorf("the snapshot's resources: %s", res)
+	}
+	if pr := js(snap["prompts"]); !strings.Contains(pr, `"name":"repeat"`) || !strings.Contains(pr, `"required":true`) {
+		t.Errorf("the snapshot's prompts: %s", pr)
+	}
+
+	res, body := r.do("POST", pathRead, map[string]string{"server": "echo", "uri": "echo://about"}, nil)
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(body), `"text":"The echo plugin registers the tools echo and clock`) {
+		t.Fatalf("read: %d %s", res.StatusCode, body)
+	}
+	for _, c := range []struct {
+		in     map[string]string
+		status int
+		want   string
+	}{
+		{map[string]string{"server": "nope", "uri": "echo://about"}, http.StatusNotFound, `no server \"nope\" offers resources`},
+		{map[string]string{"server": "echo", "uri": "echo://other"}, http.StatusBadGateway, "not found"},
+		{map[string]string{"server": "echo"}, http.StatusBadRequest, "needs a uri"},
+	} {
+		if res, body := r.do("POST", pathRead, c.in, nil); res.StatusCode != c.status || !strings.Contains(string(body), c.want) {
+			t.Errorf("read %v: %d %s, want %d and %q", c.in, res.StatusCode, body, c.status, c.want)
+		}
+	}
+
+	res, body = r.do("POST", pathPrompt, map[string]any{"name": "repeat", "arguments": map[string]string{"message": "hi"}}, nil)
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(body), `"role":"user"`) || !strings.Contains(string(body), `with the message \"hi\"`) {
+		t.Fatalf("prompt: %d %s", res.StatusCode, body)
+	}
+	if res, body := r.do("POST", pathPrompt, map[string]any{"name": "repeat"}, nil); res.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), `needs the argument \"message\"`) {
+		t.Errorf("prompt without its argument: %d %s", res.StatusCode, body)
+	}
+	if res, _ := r.do("POST", pathPrompt, map[string]any{"name": "nope"}, nil); res.StatusCode != http.StatusNotFound {
+		t.Errorf("an unknown prompt: %d", res.StatusCode)
+	}
+
+	if err := r.h.Load(echoEntry + "- id: echo2\n  name: echo\n  config:\n    prefix: x_\n"); err != nil {
+		t.Fatal(err)
+	}
+	ev.next("resources", "x_echo's resource", func(m map[string]any) bool { return strings.Contains(js(m["resources"]), `"server":"x_echo"`) })
+	ev.next("prompts", "x_repeat", func(m map[string]any) bool { return strings.Contains(js(m["prompts"]), `"name":"x_repeat"`) })
 }

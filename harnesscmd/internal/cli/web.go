@@ -93,7 +93,7 @@ func serveWeb(ctx context.Context, o *options, env Env) error {
 		return err
 	}
 	defer hs.close()
-	srv, err := web.New(web.Options{Host: hs.host, Tools: hs.tools, Agents: hs.agents, Config: o.config, Logs: hs.logs,
+	srv, err := web.New(web.Options{Host: hs.host, Tools: hs.tools, Agents: hs.agents, Resources: hs.resources, Prompts: hs.prompts, Config: o.config, Logs: hs.logs,
 		Token: token, AllowHosts: f.allowHosts, Logger: hs.log, Version: Version()})
 	if err != nil {
 		return err
