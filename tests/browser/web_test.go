@@ -154,6 +154,36 @@ func TestToolForm(t *testing.T) {
 	}
 }
 
+// A resource is read and a prompt is got from their views: echo's native
+// resource and prompt, a missing required argument refused with its name,
+// the prompt's text put in the chat.
+func TestResourcesAndPrompts(t *testing.T) {
+	w := startWeb(t, echoEntry)
+	tb := newTab(t, 1280, 800)
+	tb.open(w.url)
+	tb.until("echo, ready", entryState("echo")+` === 'ready'`)
+	tb.view("resources")
+	tb.until("echo's resource listed", `!!document.querySelector('[data-resource="echo://about"]')`)
+	tb.click(`[data-resource="echo://about"]`)
+	tb.click("#resource-read")
+	tb.until("its contents", `(document.getElementById('resource-contents') || {}).textContent.includes('The echo plugin registers the tools')`)
+
+	tb.view("prompts")
+	tb.until("echo's prompt listed", `!!document.querySelector('[data-prompt=repeat]')`)
+	tb.click("[data-prompt=repeat]")
+	tb.click("#prompt-get")
+	tb.until("the missing argument", `document.getElementById('prompt-error').textContent.includes('needs the argument "message"')`)
+	tb.typeIn("#prompt-arg-message", "hi")
+	tb.click("#prompt-get")
+	tb.until("the messages", `(document.getElementById('prompt-messages') || {}).textContent.includes('with the message "hi"')`)
+	if got := tb.text("#prompt-messages"); !strings.Contains(got, "user") {
+		t.Errorf("the messages lack their role: %q", got)
+	}
+	// Its text goes to the chat's message box, to edit and send.
+	tb.click("#prompt-to-chat")
+	tb.until("the prompt in the chat", `!document.getElementById('view-chat').hidden && document.getElementById('chat-input').value.includes('with the message "hi"')`)
+}
+
 // A chat turn with the fake model: its tool call folds open to arguments
 // and result, the answer streams, usage shows; Cancel ends a turn whose
 // stream stalls, and the model's request ends with it.

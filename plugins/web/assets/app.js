@@ -3,6 +3,8 @@
 // docs/rfc/0009-web.md describes the protocol.
 import { renderEntries } from './entries.js';
 import { renderTools } from './tools.js';
+import { renderResources } from './resources.js';
+import { renderPrompts } from './prompts.js';
 import { Chat } from './chat.js';
 import { renderEvents, addEvent, addLog } from './events.js';
 import { renderConfig } from './config.js';
@@ -13,14 +15,14 @@ const $ = (id) => document.getElementById(id);
 
 // state is what the last snapshot and the changes since said.
 export const state = {
-  entries: [], tools: [], agents: [], file: null, events: [], logs: [],
+  entries: [], tools: [], agents: [], file: null, events: [], logs: [], resources: {}, prompts: [],
   question: null, features: {}, config: '', version: '',
 };
 
 const chat = new Chat($('view-chat'));
 
 // The views, by the tab that shows them.
-const views = ['entries', 'tools', 'chat', 'events', 'config'];
+const views = ['entries', 'tools', 'resources', 'prompts', 'chat', 'events', 'config'];
 let current = 'entries';
 
 function showView(name, focus) {
@@ -67,6 +69,8 @@ function renderAll() {
   $('where').textContent = `${state.config}${state.version ? ' · ' + state.version : ''}`;
   renderEntries($('view-entries'), state);
   renderTools($('view-tools'), state);
+  renderResources($('view-resources'), state);
+  renderPrompts($('view-prompts'), state);
   chat.agents(state.agents, state.features);
   renderEvents($('view-events'), state);
   renderConfig($('view-config'), state);
@@ -79,6 +83,7 @@ function handle(m) {
       Object.assign(state, {
         entries: m.entries || [], tools: m.tools || [], agents: m.agents || [], file: m.file,
         events: m.events || [], logs: m.logs || [], features: m.features || {},
+        resources: m.resources || {}, prompts: m.prompts || [],
         config: m.config || '', version: m.version || '',
       });
       renderAll();
@@ -94,6 +99,14 @@ function handle(m) {
       state.tools = m.tools || [];
       renderTools($('view-tools'), state);
       renderEntries($('view-entries'), state); // its summary counts them
+      break;
+    case 'resources':
+      state.resources = m.resources || {};
+      renderResources($('view-resources'), state);
+      break;
+    case 'prompts':
+      state.prompts = m.prompts || [];
+      renderPrompts($('view-prompts'), state);
       break;
     case 'agents':
       state.agents = m.agents || [];
@@ -205,6 +218,13 @@ async function fromFragment() {
 
 async function boot() {
   setupTabs();
+  // A prompt's text, put in the chat's message box to edit and send.
+  document.addEventListener('harness-compose', (e) => {
+    showView('chat', false);
+    const input = document.getElementById('chat-input');
+    input.value = e.detail.text;
+    input.focus();
+  });
   $('signin-form').addEventListener('submit', async (e) => {
     e.preventDefault();
     try {

@@ -155,7 +155,7 @@ export function showResult(out, res) {
   out.append(blocks, h('details', {}, h('summary', { text: 'Raw JSON' }), h('pre', { text: pretty(raw) })));
 }
 
-function block(b) {
+export function block(b) {
   const el = h('div', { class: 'block' }, h('p', { class: 'muted small', text: b.type || '?' }));
   switch (b.type) {
     case 'text':

@@ -1,0 +1,131 @@
+// Resources: every server's resources and resource templates; read one
+// (a template's URI filled in by hand) and see its contents as the server
+// sent them: text as text, an image as an image, other blobs by size.
+import { h, clear, keepFocus } from './dom.js';
+import { api } from './net.js';
+
+let query = '';
+let selected = ''; // "r|server|uri" or "t|server|uriTemplate"
+let shown = '';
+let listEl = null;
+let detailEl = null;
+
+export function renderResources(el, state) {
+  if (!state.features.resources) {
+    clear(el).append(h('p', { class: 'muted', text: 'This harness offers no resources to the page.' }));
+    listEl = null;
+    return;
+  }
+  if (!listEl) {
+    const search = h('input', {
+      type: 'search', id: 'resource-search', placeholder: 'Search resources', 'aria-label': 'Search resources', 'data-key': 'search',
+      oninput: (e) => { query = e.target.value; drawList(state); },
+    });
+    listEl = h('ul', { class: 'tool-list', 'aria-label': 'Resources' });
+    detailEl = h('div', { class: 'tool-detail', 'aria-live': 'polite' });
+    clear(el).append(h('div', { class: 'summary' }, h('h2', { text: 'Resources' }), search),
+      h('div', { class: 'split' }, h('nav', { class: 'tool-nav', 'aria-label': 'Resource list' }, listEl), detailEl));
+  }
+  drawList(state);
+  drawDetail(state);
+}
+
+function items(state) {
+  const r = state.resources || {};
+  const out = [];
+  for (const x of r.resources || []) out.push({ key: `r|${x.server}|${x.uri}`, kind: 'resource', label: x.title || x.name || x.uri, sub: x.uri, x });
+  for (const x of r.templates || []) out.push({ key: `t|${x.server}|${x.uriTemplate}`, kind: 'template', label: x.title || x.name || x.uriTemplate, sub: x.uriTemplate, x });
+  return out;
+}
+
+function matches(it, q) {
+  if (!q) return true;
+  const hay = `${it.label}\n${it.sub}\n${it.x.server}\n${it.x.description || ''}`.toLowerCase();
+  return q.toLowerCase().split(/\s+/).filter(Boolean).every((w) => hay.includes(w));
+}
+
+function drawList(state) {
+  keepFocus(listEl, () => {
+    clear(listEl);
+    const all = items(state);
+    const list = all.filter((it) => matches(it, query));
+    let server = null;
+    for (const it of list) {
+      if (it.x.server !== server) {
+        server = it.x.server;
+        listEl.append(h('li', { class: 'muted small', text: `server ${server}` }));
+      }
+      listEl.append(h('li', {},
+        h('button', {
+          type: 'button', class: it.key === selected ? 'tool selected' : 'tool', 'data-key': `res-${it.key}`, 'data-resource': it.sub,
+          'aria-current': it.key === selected ? 'true' : null,
+          onclick: () => { selected = it.key; drawList(state); drawDetail(state); focusDetail(); },
+        }, h('span', { class: 'tool-name', text: it.label }), h('span', { class: 'tool-first', text: it.kind === 'template' ? `template ${it.sub}` : it.sub }))));
+    }
+    if (!list.length) listEl.append(h('li', { class: 'muted', text: all.length ? 'No resource matches.' : 'No server offers resources.' }));
+  });
+}
+
+function focusDetail() {
+  const first = detailEl.querySelector('input, button');
+  if (first) first.focus();
+}
+
+function drawDetail(state) {
+  const it = items(state).find((x) => x.key === selected);
+  if (!it) {
+    if (shown !== '') {
+      shown = '';
+      clear(detailEl);
+    }
+    if (!detailEl.childElementCount) detailEl.append(h('p', { class: 'muted', text: selected ? 'That resource is no longer offered.' : 'Pick a resource to read it.' }));
+    return;
+  }
+  const def = JSON.stringify(it.x);
+  if (def === shown) return; // unchanged: keep what was typed and read
+  shown = def;
+  clear(detailEl);
+  const x = it.x;
+  const uri = h('input', { type: 'text', id: 'resource-uri', 'aria-label': 'URI', 'data-key': 'uri', value: it.kind === 'template' ? x.uriTemplate : x.uri, readonly: it.kind !== 'template' });
+  const out = h('div', { class: 'result', id: 'resource-contents', 'aria-live': 'polite' });
+  const err = h('p', { class: 'error', id: 'resource-error', role: 'alert' });
+  const readB = h('button', { type: 'submit', class: 'primary', id: 'resource-read', 'data-key': 'read' }, 'Read');
+  detailEl.append(h('h3', { class: 'tool-title', text: it.label }),
+    h('p', { class: 'muted', text: `from server ${x.server}${x.mimeType ? ` · ${x.mimeType}` : ''}${x.size ? ` · ${x.size} bytes` : ''}` }),
+    x.description ? h('p', { class: 'description', text: x.description }) : null,
+    it.kind === 'template' ? h('p', { class: 'muted small', text: 'A template: fill in its {variables}, then read.' }) : null,
+    h('form', {
+      class: 'call-form', novalidate: true,
+      onsubmit: async (e) => {
+        e.preventDefault();
+        err.textContent = '';
+        readB.disabled = true;
+        clear(out);
+        try {
+          showContents(out, await api('/api/read', { server: x.server, uri: uri.value.trim() }));
+        } catch (y) {
+          err.textContent = y.message;
+        } finally {
+          readB.disabled = false;
+        }
+      },
+    }, h('div', { class: 'row' }, uri, readB), err), out);
+}
+
+const imageTypes = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
+
+function showContents(out, res) {
+  clear(out);
+  out.append(h('h4', {}, 'Contents', h('span', { class: 'muted small', text: ` ${res.ms} ms` })));
+  const blocks = h('div', { class: 'blocks' });
+  for (const c of res.contents || []) {
+    const el = h('div', { class: 'block' }, h('p', { class: 'muted small', text: `${c.uri}${c.mimeType ? ` · ${c.mimeType}` : ''}` }));
+    if (typeof c.text === 'string') el.append(h('pre', { text: c.text }));
+    else if (imageTypes.has(c.mimeType) && typeof c.blob === 'string' && /^[A-Za-z0-9+/=\s]*$/.test(c.blob)) {
+      el.append(h('img', { class: 'result-image', alt: `${c.uri} (${c.mimeType})`, src: `data:${c.mimeType};base64,${c.blob.replace(/\s/g, '')}` }));
+    } else el.append(h('p', { class: 'muted', text: `binary, ${Math.round(((c.blob || '').length * 3) / 4)} bytes: not shown` }));
+    blocks.append(el);
+  }
+  if (!(res.contents || []).length) blocks.append(h('p', { class: 'muted', text: 'The server sent no contents.' }));
+  out.append(blocks);
+}
