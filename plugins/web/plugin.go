@@ -86,7 +86,7 @@ func (p *Plugin) Apply(ctx *host.Context) error {
 	if token == "" {
 		token = NewToken()
 	}
-	srv, err := New(Options{Host: ho.Host, Tools: reg, Agents: agents, Resources: res, Prompts: pr, Config: ho.Config, Logs: ho.Logs, Token: token,
+	srv, err := New(Options{Host: ho.Host, Tools: reg, Agents: agents, Resources: res, Prompts: pr, Login: ho.Login, Config: ho.Config, Logs: ho.Logs, Token: token,
 		AllowHosts: p.AllowHosts, Self: ctx.ID(), Logger: ctx.Logger(), Version: ho.Version})
 	if err != nil {
 		return err
@@ -163,6 +163,8 @@ type HostOptions struct {
 	Announce func(entry, url string)
 	// Version is the harness's version, shown on the page.
 	Version string
+	// Login logs an entry in from the page (nil: the page cannot).
+	Login Login
 	// Ignore, when set, makes web entries do nothing, and says why:
 	// `harness web` serves the page itself, and a one-shot command must
 	// not take the port of a running harness.

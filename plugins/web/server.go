@@ -42,6 +42,9 @@ type Options struct {
 	// and prompts (nil: the page has no such view).
 	Resources *resources.Registry
 	Prompts   *prompts.Registry
+	// Login, when set, logs an entry in from the page (nil: the page says
+	// to run harness login).
+	Login Login
 	// Config is the path of cordis.yml, shown on the page and read for
 	// its Config view.
 	Config string
@@ -79,7 +82,8 @@ type Server struct {
 	cookie string // the session cookie's name (per port: cookies ignore ports)
 
 	mu       sync.Mutex
-	sessions map[string]*session // by cookie value
+	sessions map[string]*session      // by cookie value
+	logins   map[string]*pendingLogin // by entry id
 	streams  map[*stream]struct{}
 	state    state // what a snapshot holds (state.go)
 	// lastProblems are the problems of the last load refused (nil after
@@ -130,7 +134,7 @@ func New(o Options) (*Server, error) {
 		o.Logger = slog.Default()
 	}
 	s := &Server{o: o, log: o.Logger, secrets: o.Host.Secrets(), token: sha256.Sum256([]byte(o.Token)),
-		sessions: map[string]*session{}, streams: map[*stream]struct{}{}}
+		sessions: map[string]*session{}, streams: map[*stream]struct{}{}, logins: map[string]*pendingLogin{}}
 	s.secrets.Add(o.Token)
 	s.life, s.endLife = context.WithCancel(context.Background())
 	s.hosts = origin.Hosts{Allow: o.AllowHosts}
@@ -227,6 +231,8 @@ const (
 	pathNew     = "/api/chat/new"
 	pathRead    = "/api/read"
 	pathPrompt  = "/api/prompt"
+	pathLogin   = "/api/login"
+	pathPaste   = "/api/login/paste"
 )
 
 // csp is the page's Content-Security-Policy: its own scripts and styles
@@ -303,6 +309,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.read(w, r)
 	case pathPrompt:
 		s.prompt(w, r)
+	case pathLogin:
+		s.login(w, r)
+	case pathPaste:
+		s.pasteLogin(w, r)
 	default:
 		problem(w, http.StatusNotFound, "no such API: "+r.URL.Path)
 	}

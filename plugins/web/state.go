@@ -229,6 +229,9 @@ func (s *Server) entriesJSON() json.RawMessage {
 		if e.State != host.Disabled && e.ID != s.o.Self {
 			actions = append(actions, "restart")
 		}
+		if _, oauth := m["oauth"]; s.o.Login != nil && (oauth || e.State == host.NeedsLogin) {
+			actions = append(actions, "login")
+		}
 		m["actions"] = actions
 		out = append(out, m)
 	}

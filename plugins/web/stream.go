@@ -160,8 +160,7 @@ func (s *Server) snapshotLocked(sess *session, fresh map[string]json.RawMessage)
 		"logs":      nonNil(logs),
 		"chat":      s.chatSnapshotLocked(sess),
 		"question":  s.questionViewLocked(sess),
-		// What this page offers (logins are `harness login`'s).
-		"features": map[string]bool{"chat": s.o.Agents != nil, "resources": s.o.Resources != nil, "prompts": s.o.Prompts != nil, "login": false},
+		"features":  map[string]bool{"chat": s.o.Agents != nil, "resources": s.o.Resources != nil, "prompts": s.o.Prompts != nil, "login": s.o.Login != nil},
 	}
 	return mustJSON(m)
 }

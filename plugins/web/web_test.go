@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -46,13 +47,19 @@ type rig struct {
 
 func newRig(t *testing.T, config string) *rig {
 	t.Helper()
+	return newRigWith(t, config, nil)
+}
+
+// newRigWith is newRig with the page's Login.
+func newRigWith(t *testing.T, config string, login Login) *rig {
+	t.Helper()
 	h := hosttest.New(t, 10*time.Second)
 	agents := agent.NewDirectory()
 	if err := h.H.Provide(agent.DirectoryService, agents); err != nil {
 		t.Fatal(err)
 	}
 	r := &rig{t: t, h: h, token: NewToken()}
-	srv, err := New(Options{Host: h.H, Tools: h.Tools, Agents: agents, Resources: h.Resources, Prompts: h.Prompts, Config: h.File, Token: r.token, Logger: slog.New(h.Logs), Version: "test"})
+	srv, err := New(Options{Host: h.H, Tools: h.Tools, Agents: agents, Resources: h.Resources, Prompts: h.Prompts, Login: login, Config: h.File, Token: r.token, Logger: slog.New(h.Logs), Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -656,4 +663,58 @@ func TestResourcesAndPrompts(t *testing.T) {
 	}
 	ev.next("resources", "x_echo's resource", func(m map[string]any) bool { return strings.Contains(js(m["resources"]), `"server":"x_echo"`) })
 	ev.next("prompts", "x_repeat", func(m map[string]any) bool { return strings.Contains(js(m["prompts"]), `"name":"x_repeat"`) })
+}
+
+// A login from the page: the POST answers the authorization URL while the
+// login goes on, a second POST finds the same login, a pasted address
+// reaches it, its end is a "login" message; one that fails before it has
+// a URL is the POST's error. The entry's card offers it (actions).
+func TestLogin(t *testing.T) {
+	pasted := make(chan string, 1)
+	login := func(ctx context.Context, id string, show func(string), paste io.Reader) error {
+		if id == "echo2" {
+			return errors.New("the authorization server refused: nope")
+		}
+		show("https://as.example/authorize?state=s1")
+		line, err := bufio.NewReader(paste).ReadString('\n')
+		if err != nil {
+			return err
+		}
+		pasted <- strings.TrimSpace(line)
+		return nil
+	}
+	r := newRigWith(t, echoEntry+"- id: echo2\n  name: echo\n  config:\n    prefix: x_\n", login)
+	r.signIn()
+	ev := r.stream()
+	if f := js(ev.next("snapshot", "the first message", nil)["features"]); !strings.Contains(f, `"login":true`) {
+		t.Errorf("features: %s", f)
+	}
+	for range 2 {
+		res, body := r.do("POST", pathLogin, map[string]string{"id": "echo"}, nil)
+		if res.StatusCode != http.StatusOK || !strings.Contains(string(body), `"url":"https://as.example/authorize?state=s1"`) {
+			t.Fatalf("login: %d %s", res.StatusCode, body)
+		}
+	}
+	if res, body := r.do("POST", pathPaste, map[string]string{"id": "echo", "url": "http://127.0.0.1:1/callback?code=c&state=s1"}, nil); res.StatusCode != http.StatusOK {
+		t.Fatalf("paste: %d %s", res.StatusCode, body)
+	}
+	if got := <-pasted; got != "http://127.0.0.1:1/callback?code=c&state=s1" {
+		t.Errorf("the login read %q", got)
+	}
+	ev.next("login", "the login's end", func(m map[string]any) bool { return js(m["login"]) == `{"id":"echo","ok":true}` })
+	if res, _ := r.do("POST", pathPaste, map[string]string{"id": "echo", "url": "x"}, nil); res.StatusCode != http.StatusNotFound {
+		t.Errorf("a paste after the login ended: %d", res.StatusCode)
+	}
+	if res, body := r.do("POST", pathLogin, map[string]string{"id": "echo2"}, nil); res.StatusCode != http.StatusBadGateway || !strings.Contains(string(body), "refused: nope") {
+		t.Errorf("a login that fails at once: %d %s", res.StatusCode, body)
+	}
+	if res, _ := r.do("POST", pathLogin, map[string]string{"id": "nobody"}, nil); res.StatusCode != http.StatusNotFound {
+		t.Errorf("the login of no entry: %d", res.StatusCode)
+	}
+	// Without a Login, the page cannot.
+	plain := newRig(t, echoEntry)
+	plain.signIn()
+	if res, _ := plain.do("POST", pathLogin, map[string]string{"id": "echo"}, nil); res.StatusCode != http.StatusNotFound {
+		t.Errorf("a login on a page without one: %d", res.StatusCode)
+	}
 }
