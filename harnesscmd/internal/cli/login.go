@@ -185,6 +185,31 @@ func loginEntry(ctx context.Context, o *options, env Env, id string) error {
 	return nil
 }
 
+// pageLogin is the login of the web page (web.Login): `harness login ID`
+// with the page as the person's side — the URL shown there, a redirect
+// pasted there — on the same store, so the running entry picks it up.
+func pageLogin(o *options, env Env) func(ctx context.Context, id string, show func(string), paste io.Reader) error {
+	return func(ctx context.Context, id string, show func(string), paste io.Reader) error {
+		cfg, flow, err := oauthEntry(o, env, id)
+		if err != nil {
+			var ee *exitError
+			if errors.As(err, &ee) {
+				return errors.New(strings.TrimPrefix(ee.msg, "harness: "))
+			}
+			return err
+		}
+		ch, err := oauth.Probe(ctx, probeClient(cfg, flow.HTTP), cfg.URL)
+		if err != nil {
+			return err
+		}
+		_, err = flow.Login(ctx, oauth.LoginOptions{Challenge: ch, Paste: paste, Show: func(u string, _ bool, _ error) { show(u) }})
+		if err != nil {
+			return errors.New(err.Error() + registrationHint(err))
+		}
+		return nil
+	}
+}
+
 func loginFailed(o *options, emit func(loginEvent), err error) error {
 	msg := safe.Text(err.Error()) + registrationHint(err)
 	if o.json {

@@ -47,7 +47,7 @@ func servesPages(command string) bool {
 // result of ours, with a secret a person needs: not redacted), the raw
 // stderr under serve (stdout is protocol). Other commands ignore them.
 func webHostOptions(h *host.Host, o *options, env Env, pages *web.Logs) web.HostOptions {
-	ho := web.HostOptions{Host: h, Config: o.config, Logs: pages, Version: Version()}
+	ho := web.HostOptions{Host: h, Config: o.config, Logs: pages, Version: Version(), Login: pageLogin(o, env)}
 	announce := func(w io.Writer) func(entry, url string) {
 		return func(entry, url string) { fmt.Fprintf(w, "page of entry %s: %s\n", entry, url) }
 	}
@@ -93,7 +93,7 @@ func serveWeb(ctx context.Context, o *options, env Env) error {
 		return err
 	}
 	defer hs.close()
-	srv, err := web.New(web.Options{Host: hs.host, Tools: hs.tools, Agents: hs.agents, Resources: hs.resources, Prompts: hs.prompts, Config: o.config, Logs: hs.logs,
+	srv, err := web.New(web.Options{Host: hs.host, Tools: hs.tools, Agents: hs.agents, Resources: hs.resources, Prompts: hs.prompts, Login: pageLogin(o, env), Config: o.config, Logs: hs.logs,
 		Token: token, AllowHosts: f.allowHosts, Logger: hs.log, Version: Version()})
 	if err != nil {
 		return err
