@@ -12,6 +12,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/harness-go/harness/internal/testkit/fakellm"
+	"github.com/harness-go/harness/internal/testkit/fixture"
+	"github.com/harness-go/harness/internal/testkit/oauthtest"
 )
 
 const echoEntry = `- id: echo
@@ -182,6 +184,36 @@ func TestResourcesAndPrompts(t *testing.T) {
 	// Its text goes to the chat's message box, to edit and send.
 	tb.click("#prompt-to-chat")
 	tb.until("the prompt in the chat", `!document.getElementById('view-chat').hidden && document.getElementById('chat-input').value.includes('with the message "hi"')`)
+}
+
+// A server that needs a login is logged in to from its card: the page
+// shows the authorization page's link (a person's browser tab follows it
+// here), the entry goes from needs-login to ready by itself, and the card
+// says the login ended.
+func TestLoginFromThePage(t *testing.T) {
+	as := oauthtest.NewAS(t)
+	var srv *httptest.Server
+	srv = httptest.NewServer(as.Protect(fixture.HTTPHandler(fixture.Options{Only: []string{"echo"}}), func() string { return srv.URL + "/mcp" }))
+	t.Cleanup(srv.Close)
+	entry := fmt.Sprintf("- id: web\n  name: mcp-client\n  config:\n    serverName: web\n    transport: streamable-http\n    url: %s/mcp\n", srv.URL)
+	w := startWeb(t, entry, "XDG_STATE_HOME="+t.TempDir())
+	tb := newTab(t, 1280, 800)
+	tb.open(w.url)
+	tb.until("the entry, needs-login", entryState("web")+` === 'needs-login'`)
+	tb.click("[data-login=web]")
+	tb.until("the login page's link", `!!document.querySelector('[data-login-url=web]')`)
+	link := eval[string](tb, `document.querySelector('[data-login-url=web]').href`)
+	if !strings.HasPrefix(link, as.URL+"/authorize?") {
+		t.Fatalf("the link %q is not the authorization server's", link)
+	}
+	if _, err := oauthtest.FollowHeadless(link); err != nil { // the person's tab
+		t.Fatal(err)
+	}
+	tb.until("the entry, ready", entryState("web")+` === 'ready'`)
+	tb.until("the card's note", `document.querySelector('[data-login-pane=web]').textContent.includes('Logged in.')`)
+	if as.Count("token:code") != 1 {
+		t.Errorf("%d code exchanges", as.Count("token:code"))
+	}
 }
 
 // A chat turn with the fake model: its tool call folds open to arguments

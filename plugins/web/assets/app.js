@@ -1,7 +1,7 @@
 // The harness's page: it trades the token in the URL's fragment for a
 // session, opens one event stream, and keeps the views up to date from it.
 // docs/rfc/0009-web.md describes the protocol.
-import { renderEntries } from './entries.js';
+import { renderEntries, loginEnded } from './entries.js';
 import { renderTools } from './tools.js';
 import { renderResources } from './resources.js';
 import { renderPrompts } from './prompts.js';
@@ -99,6 +99,9 @@ function handle(m) {
       state.tools = m.tools || [];
       renderTools($('view-tools'), state);
       renderEntries($('view-entries'), state); // its summary counts them
+      break;
+    case 'login':
+      loginEnded(m.login);
       break;
     case 'resources':
       state.resources = m.resources || {};

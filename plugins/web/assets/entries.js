@@ -7,8 +7,19 @@ const notes = new Map();
 // opened holds the entries whose stderr fold is open: a live update draws
 // the card again, and keeps it open.
 const opened = new Set();
+// logins holds each login the page started, by entry: {url} while it is
+// under way, {done} or {error} once it ended.
+const logins = new Map();
+let redraw = () => {};
+
+// loginEnded takes the "login" message of the stream.
+export function loginEnded(m) {
+  logins.set(m.id, m.ok ? { done: true } : { error: m.error || 'the login failed' });
+  redraw();
+}
 
 export function renderEntries(el, state) {
+  redraw = () => renderEntries(el, state);
   keepFocus(el, () => {
     clear(el);
     const entries = state.entries || [];
@@ -75,10 +86,29 @@ function card(e) {
     fold.addEventListener('toggle', () => { if (fold.open) opened.add(e.id); else opened.delete(e.id); });
     li.append(fold);
   }
+  const canLogin = (e.actions || []).includes('login');
   if (e.state === 'needs-login') {
-    li.append(h('p', { class: 'muted', text: `This server needs a login: run harness login ${e.id}` }));
+    li.append(h('p', { class: 'muted', text: canLogin ? 'This server needs a login.' : `This server needs a login: run harness login ${e.id}` }));
   }
   const actions = h('div', { class: 'actions' });
+  if (canLogin) {
+    actions.append(h('button', {
+      type: 'button', class: e.state === 'needs-login' ? 'primary login' : 'login', 'data-key': `login-${e.id}`, 'data-login': e.id,
+      'aria-label': `Log in to ${e.id}`,
+      onclick: async (ev) => {
+        const b = ev.currentTarget;
+        b.disabled = true;
+        logins.delete(e.id);
+        try {
+          const res = await api('/api/login', { id: e.id });
+          logins.set(e.id, { url: res.url });
+        } catch (err) {
+          logins.set(e.id, { error: err.message });
+        }
+        redraw();
+      },
+    }, e.state === 'needs-login' ? 'Log in' : 'Log in again'));
+  }
   if ((e.actions || []).includes('restart')) {
     actions.append(h('button', {
       type: 'button', class: 'restart', 'data-key': `restart-${e.id}`,
@@ -101,7 +131,39 @@ function card(e) {
   }
   actions.append(h('p', { class: 'action-note error', role: 'status', text: notes.get(e.id) || '' }));
   li.append(actions);
+  const lg = logins.get(e.id);
+  if (lg) li.append(loginPane(e, lg));
   return li;
+}
+
+// loginPane is a login the page started: the authorization page to open
+// (in a new tab), and a box for the address the browser ends on when it
+// cannot reach the harness's machine; then how it ended.
+function loginPane(e, lg) {
+  const pane = h('div', { class: 'login-pane', 'data-login-pane': e.id });
+  if (lg.done || lg.error) {
+    pane.append(lg.done ? h('p', { class: 'muted', role: 'status', text: 'Logged in.' }) : h('p', { class: 'error', role: 'alert', text: lg.error }));
+    return pane;
+  }
+  const input = h('input', { type: 'url', 'aria-label': 'The address the browser ended on', 'data-key': `paste-${e.id}`, placeholder: 'http://127.0.0.1:…/callback?code=…' });
+  const err = h('p', { class: 'error', role: 'alert' });
+  pane.append(
+    h('p', {}, h('a', { href: lg.url, target: '_blank', rel: 'noopener noreferrer', 'data-login-url': e.id, text: 'Open the login page' }),
+      ' in a new tab and approve; this card follows.'),
+    h('form', {
+      class: 'row', novalidate: true,
+      onsubmit: async (ev) => {
+        ev.preventDefault();
+        err.textContent = '';
+        try {
+          await api('/api/login/paste', { id: e.id, url: input.value.trim() });
+        } catch (x) {
+          err.textContent = x.message;
+        }
+      },
+    }, h('span', { class: 'muted small', text: 'Browser on another machine? Paste where it ended:' }), input, h('button', { type: 'submit' }, 'Send')),
+    err);
+  return pane;
 }
 
 function stateText(e) {
