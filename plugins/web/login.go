@@ -26,8 +26,10 @@ const loginTimeout = 10 * time.Minute
 // pendingLogin is a login under way: its URL, once known, and the pipe of
 // pasted redirects.
 type pendingLogin struct {
-	url   chan string // closed once url is set
+	url   chan struct{} // closed once set is
 	set   string
+	end   chan struct{} // closed once err is set: the login ended
+	err   error
 	paste *io.PipeWriter
 }
 
@@ -53,26 +55,31 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	p := s.logins[in.ID]
-	failed := make(chan error, 1)
 	if p == nil {
 		pr, pw := io.Pipe()
-		p = &pendingLogin{url: make(chan string), paste: pw}
+		p = &pendingLogin{url: make(chan struct{}), end: make(chan struct{}), paste: pw}
 		s.logins[in.ID] = p
 		s.work.Add(1)
-		go s.runLogin(in.ID, p, pr, failed)
+		go s.runLogin(in.ID, p, pr)
 	}
 	s.mu.Unlock()
 	select {
 	case <-p.url:
 		writeJSON(w, http.StatusOK, map[string]any{"url": p.set})
-	case err := <-failed:
-		problem(w, http.StatusBadGateway, s.secrets.Redact(err.Error()))
+	case <-p.end:
+		// Over before a URL: refused at once, or a machine client's
+		// grant, which asks nobody.
+		if p.err != nil {
+			problem(w, http.StatusBadGateway, s.secrets.Redact(p.err.Error()))
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"done": true})
 	case <-r.Context().Done():
 	}
 }
 
 // runLogin runs one login to its end (s.work counts it).
-func (s *Server) runLogin(id string, p *pendingLogin, paste *io.PipeReader, failed chan<- error) {
+func (s *Server) runLogin(id string, p *pendingLogin, paste *io.PipeReader) {
 	defer s.work.Done()
 	ctx, cancel := context.WithTimeoutCause(s.life, loginTimeout, fmt.Errorf("nobody finished the login within %s", loginTimeout))
 	defer cancel()
@@ -82,9 +89,7 @@ func (s *Server) runLogin(id string, p *pendingLogin, paste *io.PipeReader, fail
 			return
 		}
 		shown = true
-		s.mu.Lock()
 		p.set = u
-		s.mu.Unlock()
 		close(p.url)
 	}, paste)
 	_ = p.paste.Close()
@@ -92,9 +97,8 @@ func (s *Server) runLogin(id string, p *pendingLogin, paste *io.PipeReader, fail
 	s.mu.Lock()
 	delete(s.logins, id)
 	s.mu.Unlock()
-	if err != nil && !shown {
-		failed <- err // the request that started it says why
-	}
+	p.err = err
+	close(p.end)
 	m := map[string]any{"id": id, "ok": err == nil}
 	if err != nil {
 		m["error"] = err.Error()

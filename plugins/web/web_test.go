@@ -672,8 +672,11 @@ func TestResourcesAndPrompts(t *testing.T) {
 func TestLogin(t *testing.T) {
 	pasted := make(chan string, 1)
 	login := func(ctx context.Context, id string, show func(string), paste io.Reader) error {
-		if id == "echo2" {
+		switch id {
+		case "echo2":
 			return errors.New("the authorization server refused: nope")
+		case "echo3":
+			return nil // a machine client's grant: nobody asked
 		}
 		show("https://as.example/authorize?state=s1")
 		line, err := bufio.NewReader(paste).ReadString('\n')
@@ -683,7 +686,7 @@ func TestLogin(t *testing.T) {
 		pasted <- strings.TrimSpace(line)
 		return nil
 	}
-	r := newRigWith(t, echoEntry+"- id: echo2\n  name: echo\n  config:\n    prefix: x_\n", login)
+	r := newRigWith(t, echoEntry+"- id: echo2\n  name: echo\n  config:\n    prefix: x_\n- id: echo3\n  name: echo\n  config:\n    prefix: y_\n", login)
 	r.signIn()
 	ev := r.stream()
 	if f := js(ev.next("snapshot", "the first message", nil)["features"]); !strings.Contains(f, `"login":true`) {
@@ -707,6 +710,9 @@ func TestLogin(t *testing.T) {
 	}
 	if res, body := r.do("POST", pathLogin, map[string]string{"id": "echo2"}, nil); res.StatusCode != http.StatusBadGateway || !strings.Contains(string(body), "refused: nope") {
 		t.Errorf("a login that fails at once: %d %s", res.StatusCode, body)
+	}
+	if res, body := r.do("POST", pathLogin, map[string]string{"id": "echo3"}, nil); res.StatusCode != http.StatusOK || !strings.Contains(string(body), `"done":true`) {
+		t.Errorf("a login that asks nobody: %d %s", res.StatusCode, body)
 	}
 	if res, _ := r.do("POST", pathLogin, map[string]string{"id": "nobody"}, nil); res.StatusCode != http.StatusNotFound {
 		t.Errorf("the login of no entry: %d", res.StatusCode)

@@ -101,7 +101,7 @@ function card(e) {
         logins.delete(e.id);
         try {
           const res = await api('/api/login', { id: e.id });
-          logins.set(e.id, { url: res.url });
+          logins.set(e.id, res.url ? { url: res.url } : { done: true });
         } catch (err) {
           logins.set(e.id, { error: err.message });
         }
