@@ -74,3 +74,25 @@ export function ago(t) {
   if (s < 86400) return `${Math.round(s / 3600)} h ago`;
   return `${Math.round(s / 86400)} d ago`;
 }
+
+// splitView lays out, in el, a title and a search box above a list beside
+// a detail pane (the Tools, Resources and Prompts views); onSearch gets the
+// search's text as it is typed. It returns the list and the pane.
+export function splitView(el, { title, id, noun, navLabel }, onSearch) {
+  const search = h('input', {
+    type: 'search', id, placeholder: `Search ${noun}`, 'aria-label': `Search ${noun}`, 'data-key': 'search',
+    oninput: (e) => onSearch(e.target.value),
+  });
+  const list = h('ul', { class: 'tool-list', 'aria-label': title });
+  const detail = h('div', { class: 'tool-detail', 'aria-live': 'polite' });
+  el.append(h('div', { class: 'summary' }, h('h2', { text: title }), search),
+    h('div', { class: 'split' }, h('nav', { class: 'tool-nav', 'aria-label': navLabel }, list), detail));
+  return { list, detail };
+}
+
+// matchesWords reports whether every word of q is in text, in any case.
+export function matchesWords(text, q) {
+  if (!q) return true;
+  const hay = text.toLowerCase();
+  return q.toLowerCase().split(/\s+/).filter(Boolean).every((w) => hay.includes(w));
+}

@@ -1,7 +1,7 @@
 // Prompts: every server's prompts (and the native ones); fill in a
 // prompt's arguments and see the messages it gives, as a model would get
 // them.
-import { h, clear, keepFocus } from './dom.js';
+import { h, clear, keepFocus, splitView, matchesWords } from './dom.js';
 import { api } from './net.js';
 import { block } from './tools.js';
 
@@ -21,23 +21,15 @@ export function renderPrompts(el, state) {
     return;
   }
   if (!listEl) {
-    const search = h('input', {
-      type: 'search', id: 'prompt-search', placeholder: 'Search prompts', 'aria-label': 'Search prompts', 'data-key': 'search',
-      oninput: (e) => { query = e.target.value; drawList(state); },
-    });
-    listEl = h('ul', { class: 'tool-list', 'aria-label': 'Prompts' });
-    detailEl = h('div', { class: 'tool-detail', 'aria-live': 'polite' });
-    clear(el).append(h('div', { class: 'summary' }, h('h2', { text: 'Prompts' }), search),
-      h('div', { class: 'split' }, h('nav', { class: 'tool-nav', 'aria-label': 'Prompt list' }, listEl), detailEl));
+    ({ list: listEl, detail: detailEl } = splitView(clear(el), { title: 'Prompts', id: 'prompt-search', noun: 'prompts', navLabel: 'Prompt list' },
+      (q) => { query = q; drawList(state); }));
   }
   drawList(state);
   drawDetail(state);
 }
 
 function matches(p, q) {
-  if (!q) return true;
-  const hay = `${p.name}\n${p.title || ''}\n${p.description || ''}`.toLowerCase();
-  return q.toLowerCase().split(/\s+/).filter(Boolean).every((w) => hay.includes(w));
+  return matchesWords(`${p.name}\n${p.title || ''}\n${p.description || ''}`, q);
 }
 
 function drawList(state) {

@@ -1,7 +1,7 @@
 // Resources: every server's resources and resource templates; read one
 // (a template's URI filled in by hand) and see its contents as the server
 // sent them: text as text, an image as an image, other blobs by size.
-import { h, clear, keepFocus } from './dom.js';
+import { h, clear, keepFocus, splitView, matchesWords } from './dom.js';
 import { api } from './net.js';
 
 let query = '';
@@ -17,14 +17,8 @@ export function renderResources(el, state) {
     return;
   }
   if (!listEl) {
-    const search = h('input', {
-      type: 'search', id: 'resource-search', placeholder: 'Search resources', 'aria-label': 'Search resources', 'data-key': 'search',
-      oninput: (e) => { query = e.target.value; drawList(state); },
-    });
-    listEl = h('ul', { class: 'tool-list', 'aria-label': 'Resources' });
-    detailEl = h('div', { class: 'tool-detail', 'aria-live': 'polite' });
-    clear(el).append(h('div', { class: 'summary' }, h('h2', { text: 'Resources' }), search),
-      h('div', { class: 'split' }, h('nav', { class: 'tool-nav', 'aria-label': 'Resource list' }, listEl), detailEl));
+    ({ list: listEl, detail: detailEl } = splitView(clear(el), { title: 'Resources', id: 'resource-search', noun: 'resources', navLabel: 'Resource list' },
+      (q) => { query = q; drawList(state); }));
   }
   drawList(state);
   drawDetail(state);
@@ -39,9 +33,7 @@ function items(state) {
 }
 
 function matches(it, q) {
-  if (!q) return true;
-  const hay = `${it.label}\n${it.sub}\n${it.x.server}\n${it.x.description || ''}`.toLowerCase();
-  return q.toLowerCase().split(/\s+/).filter(Boolean).every((w) => hay.includes(w));
+  return matchesWords(`${it.label}\n${it.sub}\n${it.x.server}\n${it.x.description || ''}`, q);
 }
 
 function drawList(state) {

@@ -1,7 +1,7 @@
 // Tools: search the registry, read a tool's description and schema, and
 // call it from a form generated from its schema. The result shows as the
 // model sees it and as the server sent it (images included).
-import { h, clear, keepFocus, pretty } from './dom.js';
+import { h, clear, keepFocus, pretty, splitView, matchesWords } from './dom.js';
 import { api } from './net.js';
 import { schemaForm } from './schemaform.js';
 
@@ -14,23 +14,15 @@ let offProgress = null; // stops the progress listener of the pane shown
 
 export function renderTools(el, state) {
   if (!listEl) {
-    const search = h('input', {
-      type: 'search', id: 'tool-search', placeholder: 'Search tools', 'aria-label': 'Search tools', 'data-key': 'search',
-      oninput: (e) => { query = e.target.value; drawList(state); },
-    });
-    listEl = h('ul', { class: 'tool-list', 'aria-label': 'Tools' });
-    detailEl = h('div', { class: 'tool-detail', 'aria-live': 'polite' });
-    el.append(h('div', { class: 'summary' }, h('h2', { text: 'Tools' }), search),
-      h('div', { class: 'split' }, h('nav', { class: 'tool-nav', 'aria-label': 'Tool list' }, listEl), detailEl));
+    ({ list: listEl, detail: detailEl } = splitView(el, { title: 'Tools', id: 'tool-search', noun: 'tools', navLabel: 'Tool list' },
+      (q) => { query = q; drawList(state); }));
   }
   drawList(state);
   drawDetail(state);
 }
 
 function matches(t, q) {
-  if (!q) return true;
-  const hay = `${t.name}\n${t.description || ''}`.toLowerCase();
-  return q.toLowerCase().split(/\s+/).filter(Boolean).every((w) => hay.includes(w));
+  return matchesWords(`${t.name}\n${t.description || ''}`, q);
 }
 
 function drawList(state) {
