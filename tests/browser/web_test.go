@@ -186,6 +186,27 @@ func TestResourcesAndPrompts(t *testing.T) {
 	tb.until("the prompt in the chat", `!document.getElementById('view-chat').hidden && document.getElementById('chat-input').value.includes('with the message "hi"')`)
 }
 
+// A server's resource template is read from a field per variable, and an
+// image resource shows as an image.
+func TestResourceTemplate(t *testing.T) {
+	srv := httptest.NewServer(fixture.HTTPHandler(fixture.Options{Resources: true, Only: []string{"echo"}}))
+	t.Cleanup(srv.Close)
+	w := startWeb(t, fmt.Sprintf("- id: fx\n  name: mcp-client\n  config:\n    serverName: fx\n    transport: streamable-http\n    url: %s/mcp\n", srv.URL))
+	tb := newTab(t, 1280, 800)
+	tb.open(w.url)
+	tb.until("fx, ready", entryState("fx")+` === 'ready'`)
+	tb.view("resources")
+	tb.until("the template listed", `!!document.querySelector('[data-resource="fixture://notes/{name}"]')`)
+	tb.click(`[data-resource="fixture://notes/{name}"]`)
+	tb.typeIn("#template-var-name", "a b")
+	tb.until("the URI made", `document.getElementById('resource-uri').value === 'fixture://notes/a%20b'`)
+	tb.click("#resource-read")
+	tb.until("the note", `(document.getElementById('resource-contents') || {}).textContent.includes('note a%20b')`)
+	tb.click(`[data-resource="fixture://logo.png"]`)
+	tb.click("#resource-read")
+	tb.until("the image", `!!document.querySelector('#resource-contents img.result-image')`)
+}
+
 // A server that needs a login is logged in to from its card: the page
 // shows the authorization page's link (a person's browser tab follows it
 // here), the entry goes from needs-login to ready by itself, and the card

@@ -1,6 +1,7 @@
 // Resources: every server's resources and resource templates; read one
-// (a template's URI filled in by hand) and see its contents as the server
-// sent them: text as text, an image as an image, other blobs by size.
+// (a template's URI made from a field per variable, RFC 6570) and see its
+// contents as the server sent them: text as text, an image as an image,
+// other blobs by size.
 import { h, clear, keepFocus, splitView, matchesWords } from './dom.js';
 import { api } from './net.js';
 
@@ -85,7 +86,7 @@ function drawDetail(state) {
   detailEl.append(h('h3', { class: 'tool-title', text: it.label }),
     h('p', { class: 'muted', text: `from server ${x.server}${x.mimeType ? ` · ${x.mimeType}` : ''}${x.size ? ` · ${x.size} bytes` : ''}` }),
     x.description ? h('p', { class: 'description', text: x.description }) : null,
-    it.kind === 'template' ? h('p', { class: 'muted small', text: 'A template: fill in its {variables}, then read.' }) : null,
+    it.kind === 'template' ? h('p', { class: 'muted small', text: 'A template: fill in its variables (or the URI itself), then read.' }) : null,
     h('form', {
       class: 'call-form', novalidate: true,
       onsubmit: async (e) => {
@@ -101,7 +102,51 @@ function drawDetail(state) {
           readB.disabled = false;
         }
       },
-    }, h('div', { class: 'row' }, uri, readB), err), out);
+    }, it.kind === 'template' ? variableFields(x.uriTemplate, uri) : null, h('div', { class: 'row' }, uri, readB), err), out);
+}
+
+// variableFields are a field per variable of a URI template; typing in
+// them writes the expanded URI into uri.
+function variableFields(template, uri) {
+  const names = [...new Set(expressions(template).flatMap((e) => e.vars))];
+  if (!names.length) return null;
+  const values = {};
+  const fields = h('div', { class: 'fields' });
+  for (const n of names) {
+    const id = `template-var-${n}`;
+    fields.append(h('div', { class: 'field' }, h('label', { for: id, text: n }),
+      h('input', { type: 'text', id, 'data-key': id, oninput: (e) => { values[n] = e.target.value; uri.value = expand(template, values); } })));
+  }
+  return fields;
+}
+
+// expressions are the {…} of a URI template: each its operator and the
+// names of its variables (prefix and explode modifiers dropped).
+function expressions(template) {
+  return [...template.matchAll(/\{([+#./;?&]?)([^}]*)\}/g)].map((m) => ({
+    op: m[1], vars: m[2].split(',').map((v) => v.replace(/[:*].*$/, '').trim()).filter(Boolean), text: m[0],
+  }));
+}
+
+// expand fills a URI template with values (RFC 6570, levels 1 to 3): an
+// unset variable is left out.
+export function expand(template, values) {
+  let out = template;
+  for (const e of expressions(template)) {
+    const reserved = e.op === '+' || e.op === '#';
+    const enc = (v) => (reserved ? encodeURI(v) : encodeURIComponent(v).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`));
+    const set = e.vars.filter((v) => values[v] !== undefined && values[v] !== '');
+    let s = '';
+    if (set.length) {
+      const named = e.op === ';' || e.op === '?' || e.op === '&';
+      const parts = set.map((v) => (named ? `${v}=${enc(values[v])}` : enc(values[v])));
+      const first = { '': '', '+': '', '#': '#', '.': '.', '/': '/', ';': ';', '?': '?', '&': '&' }[e.op];
+      const sep = { '': ',', '+': ',', '#': ',', '.': '.', '/': '/', ';': ';', '?': '&', '&': '&' }[e.op];
+      s = first + parts.join(sep);
+    }
+    out = out.replace(e.text, s);
+  }
+  return out;
 }
 
 const imageTypes = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
