@@ -344,7 +344,7 @@ func TestRequestStateIsChecked(t *testing.T) {
 	}
 	answer := `,"inputResponses":{"ok":{"action":"accept","content":{"ok":true}}},"requestState":`
 	for _, tc := range []struct{ name, tool, state, want string }{
-		{"tampered", "confirm", state[:len(state)-2] + "xx", "integrity"},
+		{"tampered", "confirm", tamper(state), "integrity"},
 		{"appended", "confirm", state + "-TAMPERED", "integrity"},
 		{"not base64", "confirm", "!!!.???", "integrity"},
 		{"another tool's", "other", state, `tool "confirm"`},
@@ -539,4 +539,16 @@ func TestMaxParked(t *testing.T) {
 	if e, _ := got["error"].(map[string]any); e == nil || !strings.Contains(fmt.Sprint(e["message"]), "the most it keeps") {
 		t.Fatalf("the second call: %v; want it refused", got)
 	}
+}
+
+// tamper changes one character in the middle of a base64 state: one whose
+// six bits all carry data (a change at the end may touch only padding
+// bits, which a decoder ignores).
+func tamper(state string) string {
+	i := len(state) / 2
+	c := byte('A')
+	if state[i] == 'A' {
+		c = 'B'
+	}
+	return state[:i] + string(c) + state[i+1:]
 }
