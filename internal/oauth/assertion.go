@@ -16,6 +16,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -26,6 +27,13 @@ import (
 
 // AssertionType is the client_assertion_type of a JWT client assertion.
 const AssertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+
+// LooksLikeJWT reports whether s has a compact JWT's shape: three
+// dot-separated parts, no white space. Whether it verifies is its
+// audience's to say.
+func LooksLikeJWT(s string) bool {
+	return strings.Count(s, ".") == 2 && !strings.ContainsAny(s, " \t\r\n")
+}
 
 // assertionLifetime is how long an assertion is good for.
 const assertionLifetime = 5 * time.Minute

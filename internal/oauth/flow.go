@@ -460,11 +460,7 @@ func (f *Flow) tokenRequest(ctx context.Context, what string, r *Record, v url.V
 		return nil, fmt.Errorf("%s: the authorization server issued a DPoP-bound token to a login that sent no proof", what)
 	}
 	if resp.StatusCode != http.StatusOK || tr.AccessToken == "" {
-		code := tr.Error
-		if code == "" {
-			code = fmt.Sprintf("HTTP %d", resp.StatusCode)
-		}
-		return nil, &TokenError{What: what, Code: code, Description: tr.Description}
+		return nil, refused(what, resp.StatusCode, tr.Error, tr.Description)
 	}
 	if f.Store != nil {
 		f.Store.Secrets.AddCredential(tr.AccessToken, tr.RefreshToken)
@@ -477,6 +473,15 @@ func (f *Flow) tokenRequest(ctx context.Context, what string, r *Record, v url.V
 		t = t.WithExtra(map[string]any{"scope": tr.Scope})
 	}
 	return t, nil
+}
+
+// refused is a token endpoint's refusal: its error code, else the HTTP
+// status.
+func refused(what string, status int, code, description string) *TokenError {
+	if code == "" {
+		code = fmt.Sprintf("HTTP %d", status)
+	}
+	return &TokenError{What: what, Code: code, Description: description}
 }
 
 // useDPoPNonce reports a token endpoint's error use_dpop_nonce (it reads

@@ -69,7 +69,7 @@ func (f *Flow) idJAG(ctx context.Context, idp *IdP, r *Record, scopes []string) 
 	if err != nil {
 		return "", fmt.Errorf("%s: the ID token: %w", what, err)
 	}
-	if strings.Count(idToken, ".") != 2 || strings.ContainsAny(idToken, " \t\r\n") {
+	if !LooksLikeJWT(idToken) {
 		return "", fmt.Errorf("%s: the ID token is not a JWT (three dot-separated parts)", what)
 	}
 	v := url.Values{
@@ -106,11 +106,7 @@ func (f *Flow) idJAG(ctx context.Context, idp *IdP, r *Record, scopes []string) 
 	}
 	_ = json.NewDecoder(io.LimitReader(resp.Body, maxMetadataBytes)).Decode(&tr)
 	if resp.StatusCode != http.StatusOK || tr.AccessToken == "" {
-		code := tr.Error
-		if code == "" {
-			code = fmt.Sprintf("HTTP %d", resp.StatusCode)
-		}
-		return "", &TokenError{What: what, Code: code, Description: tr.Description}
+		return "", refused(what, resp.StatusCode, tr.Error, tr.Description)
 	}
 	if f.Store != nil {
 		f.Store.Secrets.AddCredential(tr.AccessToken)

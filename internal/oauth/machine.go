@@ -168,7 +168,7 @@ func (f *Flow) machineGrant(ctx context.Context, r *Record, scopes []string) err
 			if a, err = st.Assertion(); err != nil {
 				return fmt.Errorf("the jwt bearer grant: the workload's token: %w", err)
 			}
-			if strings.Count(a, ".") != 2 || strings.ContainsAny(a, " \t\r\n") {
+			if !LooksLikeJWT(a) {
 				return errors.New("the jwt bearer grant: the workload's token is not a JWT (three dot-separated parts)")
 			}
 		case st.IdP != nil:

@@ -101,7 +101,7 @@ func (p *IdP) validate(bad func(field, format string, args ...any)) {
 	if (p.IDToken == "") == (p.IDTokenFile == "") {
 		bad("oauth.idp", "needs exactly one of idToken and idTokenFile (the person's ID token)")
 	}
-	if t := strings.TrimSpace(p.IDToken); t != "" && strings.Count(t, ".") != 2 {
+	if t := strings.TrimSpace(p.IDToken); t != "" && !oauth.LooksLikeJWT(t) {
 		bad("oauth.idp.idToken", "is not a JWT (three dot-separated parts)")
 	}
 }
@@ -241,7 +241,7 @@ func (o *OAuth) validate(c *Config, bad func(field, format string, args ...any))
 				bad("oauth.privateKey", "%v", err)
 			}
 		}
-		if a := strings.TrimSpace(o.Assertion); a != "" && strings.Count(a, ".") != 2 {
+		if a := strings.TrimSpace(o.Assertion); a != "" && !oauth.LooksLikeJWT(a) {
 			bad("oauth.assertion", "is not a JWT (three dot-separated parts)")
 		}
 		if o.ClientMetadataURL != "" {
