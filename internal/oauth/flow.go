@@ -300,27 +300,10 @@ func (e *ErrDenied) Error() string {
 // for tokens (with the PKCE verifier and the resource), and saves the
 // login. redirect is the URL the browser was sent back to.
 func (f *Flow) Finish(ctx context.Context, p *Pending, redirect *url.URL) (*Record, error) {
-	q := redirect.Query()
-	if q.Get("state") != p.state {
-		return nil, errors.New("the redirect's state is not this login's: refused")
-	}
-	if e := q.Get("error"); e != "" {
-		return nil, &ErrDenied{Code: e, Description: q.Get("error_description")}
-	}
 	as := p.disc.AS
-	iss, hasIss := q["iss"]
-	switch {
-	case as.IssParameterSupported && !hasIss:
-		return nil, fmt.Errorf("the authorization server %s says it sends iss (RFC 9207) but the redirect has none: refused", safe.Line(as.Issuer))
-	case hasIss && (len(iss) != 1 || iss[0] != as.Issuer):
-		return nil, fmt.Errorf("the redirect's iss %q is not the authorization server's issuer %q (RFC 9207): refused", safe.Line(strings.Join(iss, ",")), safe.Line(as.Issuer))
-	}
-	code := q.Get("code")
-	if code == "" {
-		return nil, errors.New("the redirect carries no code")
-	}
-	if f.Store != nil {
-		f.Store.Secrets.AddCredential(code)
+	code, err := f.redirectCode(redirect, p.state, as)
+	if err != nil {
+		return nil, err
 	}
 	rec := &Record{
 		Server:                f.Server,
@@ -352,6 +335,34 @@ func (f *Flow) Finish(ctx context.Context, p *Pending, redirect *url.URL) (*Reco
 		return nil, err
 	}
 	return rec, nil
+}
+
+// redirectCode checks a login's redirect (its state, the RFC 9207 iss of
+// the authorization server as) and returns its code, which joins the
+// secret set.
+func (f *Flow) redirectCode(redirect *url.URL, state string, as *ServerMetadata) (string, error) {
+	q := redirect.Query()
+	if q.Get("state") != state {
+		return "", errors.New("the redirect's state is not this login's: refused")
+	}
+	if e := q.Get("error"); e != "" {
+		return "", &ErrDenied{Code: e, Description: q.Get("error_description")}
+	}
+	iss, hasIss := q["iss"]
+	switch {
+	case as.IssParameterSupported && !hasIss:
+		return "", fmt.Errorf("the authorization server %s says it sends iss (RFC 9207) but the redirect has none: refused", safe.Line(as.Issuer))
+	case hasIss && (len(iss) != 1 || iss[0] != as.Issuer):
+		return "", fmt.Errorf("the redirect's iss %q is not the authorization server's issuer %q (RFC 9207): refused", safe.Line(strings.Join(iss, ",")), safe.Line(as.Issuer))
+	}
+	code := q.Get("code")
+	if code == "" {
+		return "", errors.New("the redirect carries no code")
+	}
+	if f.Store != nil {
+		f.Store.Secrets.AddCredential(code)
+	}
+	return code, nil
 }
 
 // setToken records a token response; the scopes are the response's scope,
@@ -452,6 +463,7 @@ func (f *Flow) tokenRequest(ctx context.Context, what string, r *Record, v url.V
 		RefreshToken string `json:"refresh_token"`
 		ExpiresIn    int64  `json:"expires_in"`
 		Scope        string `json:"scope"`
+		IDToken      string `json:"id_token"` // OpenID Connect: the IdP login's (idplogin.go)
 		Error        string `json:"error"`
 		Description  string `json:"error_description"`
 	}
@@ -463,14 +475,20 @@ func (f *Flow) tokenRequest(ctx context.Context, what string, r *Record, v url.V
 		return nil, refused(what, resp.StatusCode, tr.Error, tr.Description)
 	}
 	if f.Store != nil {
-		f.Store.Secrets.AddCredential(tr.AccessToken, tr.RefreshToken)
+		f.Store.Secrets.AddCredential(tr.AccessToken, tr.RefreshToken, tr.IDToken)
 	}
 	t := &oauth2.Token{AccessToken: tr.AccessToken, TokenType: tr.TokenType, RefreshToken: tr.RefreshToken}
 	if tr.ExpiresIn > 0 {
 		t.Expiry = time.Now().Add(time.Duration(tr.ExpiresIn) * time.Second)
 	}
-	if tr.Scope != "" {
-		t = t.WithExtra(map[string]any{"scope": tr.Scope})
+	if extra := map[string]any{}; tr.Scope != "" || tr.IDToken != "" {
+		if tr.Scope != "" {
+			extra["scope"] = tr.Scope
+		}
+		if tr.IDToken != "" {
+			extra["id_token"] = tr.IDToken
+		}
+		t = t.WithExtra(extra)
 	}
 	return t, nil
 }

@@ -50,7 +50,8 @@ type IdP struct {
 	// secret may be "": a public client).
 	ClientID, ClientSecret string
 	// IDToken gives the person's ID token from the IdP, asked for at every
-	// grant (it expires, and whoever writes it renews it).
+	// grant (it expires, and whoever writes it renews it); nil: the
+	// harness's own login at the IdP gives it (idplogin.go).
 	IDToken func() (string, error)
 }
 
@@ -62,10 +63,12 @@ func (f *Flow) idJAG(ctx context.Context, idp *IdP, r *Record, scopes []string) 
 	if err != nil {
 		return "", err
 	}
-	if idp.IDToken == nil {
-		return "", errors.New("the IdP's token exchange needs the person's ID token (oauth.idp.idToken or idTokenFile)")
+	var idToken string
+	if idp.IDToken != nil {
+		idToken, err = idp.IDToken()
+	} else {
+		idToken, err = f.idpIDToken(ctx, idp) // the harness's own login at the IdP (idplogin.go)
 	}
-	idToken, err := idp.IDToken()
 	if err != nil {
 		return "", fmt.Errorf("%s: the ID token: %w", what, err)
 	}
@@ -122,8 +125,19 @@ func (f *Flow) idpTokenEndpoint(ctx context.Context, idp *IdP) (string, error) {
 	if e := idp.TokenEndpoint; e != "" {
 		return e, httpsOrLoopback(e)
 	}
+	m, err := f.idpMetadata(ctx, idp)
+	if err != nil {
+		return "", err
+	}
+	return m.TokenEndpoint, nil
+}
+
+// idpMetadata reads the IdP's metadata at its issuer (RFC 8414, OpenID
+// Connect discovery), the issuer matched exactly and the token endpoint
+// checked.
+func (f *Flow) idpMetadata(ctx context.Context, idp *IdP) (*ServerMetadata, error) {
 	if idp.Issuer == "" {
-		return "", errors.New("the IdP needs its issuer or its token endpoint (oauth.idp.issuer, oauth.idp.tokenEndpoint)")
+		return nil, errors.New("the IdP needs its issuer or its token endpoint (oauth.idp.issuer, oauth.idp.tokenEndpoint)")
 	}
 	var errs []error
 	for _, u := range serverMetadataURLs(idp.Issuer) {
@@ -132,21 +146,21 @@ func (f *Flow) idpTokenEndpoint(ctx context.Context, idp *IdP) (string, error) {
 		switch {
 		case err != nil:
 			if ctx.Err() != nil {
-				return "", err
+				return nil, err
 			}
 			errs = append(errs, err)
 			continue
 		case !found:
 			continue
 		case m.Issuer != idp.Issuer:
-			return "", fmt.Errorf("the IdP's metadata at %s: its issuer %q is not %q: refused", safeURL(u), safe.Line(m.Issuer), safe.Line(idp.Issuer))
+			return nil, fmt.Errorf("the IdP's metadata at %s: its issuer %q is not %q: refused", safeURL(u), safe.Line(m.Issuer), safe.Line(idp.Issuer))
 		case m.TokenEndpoint == "":
-			return "", fmt.Errorf("the IdP's metadata at %s names no token_endpoint", safeURL(u))
+			return nil, fmt.Errorf("the IdP's metadata at %s names no token_endpoint", safeURL(u))
 		}
-		return m.TokenEndpoint, httpsOrLoopback(m.TokenEndpoint)
+		return &m, httpsOrLoopback(m.TokenEndpoint)
 	}
 	if len(errs) == 0 {
-		return "", fmt.Errorf("the IdP %s publishes no metadata (tried %s): set oauth.idp.tokenEndpoint", safe.Line(idp.Issuer), strings.Join(serverMetadataURLs(idp.Issuer), ", "))
+		return nil, fmt.Errorf("the IdP %s publishes no metadata (tried %s): set oauth.idp.tokenEndpoint", safe.Line(idp.Issuer), strings.Join(serverMetadataURLs(idp.Issuer), ", "))
 	}
-	return "", fmt.Errorf("the IdP %s: %w", safe.Line(idp.Issuer), errors.Join(errs...))
+	return nil, fmt.Errorf("the IdP %s: %w", safe.Line(idp.Issuer), errors.Join(errs...))
 }

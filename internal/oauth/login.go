@@ -128,37 +128,61 @@ type LoginOptions struct {
 // login is its grant (client credentials, jwt bearer), with nothing shown.
 func (f *Flow) Login(ctx context.Context, o LoginOptions) (*Record, error) {
 	if f.Settings.Machine() {
+		if f.Settings.IdPLogin() {
+			if err := f.ensureIdPLogin(ctx, o); err != nil {
+				return nil, err
+			}
+		}
 		return f.MachineToken(ctx, o.Challenge) // nobody to ask
 	}
-	lb, err := Listen(f.Settings.CallbackPort)
+	var p *Pending
+	redirect, err := browse(ctx, o, f.Settings.CallbackPort, func(redirectURI string) (string, string, error) {
+		var err error
+		if p, err = f.Begin(ctx, o.Challenge, redirectURI); err != nil {
+			return "", "", err
+		}
+		return p.URL, p.State(), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return f.Finish(ctx, p, redirect)
+}
+
+// browse is a person's part of a login: it listens on the loopback (port 0:
+// a free one), has build make the authorization URL for its redirect URI
+// (and the state the redirect must carry), opens or shows it, and waits for
+// the redirect, on the loopback or pasted.
+func browse(ctx context.Context, o LoginOptions, port int, build func(redirectURI string) (authURL, state string, err error)) (*url.URL, error) {
+	lb, err := Listen(port)
 	if err != nil {
 		return nil, err
 	}
 	defer lb.Close()
-	p, err := f.Begin(ctx, o.Challenge, lb.RedirectURI())
+	authURL, state, err := build(lb.RedirectURI())
 	if err != nil {
 		return nil, err
 	}
-	lb.Expect(p.State())
+	lb.Expect(state)
 	var openErr error = errors.New("--no-browser")
 	if o.Open != nil {
-		openErr = o.Open(p.URL)
+		openErr = o.Open(authURL)
 	}
 	if o.Show != nil {
-		o.Show(p.URL, openErr == nil, openErr)
+		o.Show(authURL, openErr == nil, openErr)
 	}
 	pasted := make(chan *url.URL, 1)
 	if o.Paste != nil {
-		go readPasted(o.Paste, p.State(), pasted)
+		go readPasted(o.Paste, state, pasted)
 	}
-	var redirect *url.URL
 	select {
-	case redirect = <-lb.Redirects():
-	case redirect = <-pasted:
+	case redirect := <-lb.Redirects():
+		return redirect, nil
+	case redirect := <-pasted:
+		return redirect, nil
 	case <-ctx.Done():
 		return nil, fmt.Errorf("waiting for the login's redirect: %w", context.Cause(ctx))
 	}
-	return f.Finish(ctx, p, redirect)
 }
 
 // readPasted reads lines until one is a redirect URL with this login's

@@ -2,12 +2,14 @@ package oauth
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The metadata an authorization server publishes is refused unless its
@@ -176,5 +178,52 @@ func TestDiscoverRefuses(t *testing.T) {
 				t.Fatalf("Discover: %v, want an error saying %q", err, c.want)
 			}
 		})
+	}
+}
+
+// An ID token from the IdP's token endpoint is refused unless it is from
+// the IdP, for the client, with the login's nonce, and not expired; an
+// audience may be a list. Its signature is not checked (see idplogin.go).
+func TestIDTokenCheck(t *testing.T) {
+	t.Parallel()
+	idp := &IdP{Issuer: "https://idp.example", ClientID: "harness"}
+	now := time.Unix(1_800_000_000, 0)
+	jwt := func(claims map[string]any) string {
+		b, _ := json.Marshal(claims)
+		return "eyJhbGciOiJFUzI1NiJ9." + base64.RawURLEncoding.EncodeToString(b) + ".c2ln"
+	}
+	good := func() map[string]any {
+		return map[string]any{"iss": idp.Issuer, "aud": "harness", "sub": "u1", "nonce": "n-1", "exp": now.Add(time.Hour).Unix()}
+	}
+	for _, c := range []struct {
+		name  string
+		edit  func(map[string]any)
+		nonce string
+		want  string // "" accepted
+	}{
+		{"as issued", func(map[string]any) {}, "n-1", ""},
+		{"a refresh's, without the nonce", func(m map[string]any) { delete(m, "nonce") }, "", ""},
+		{"an audience list", func(m map[string]any) { m["aud"] = []string{"other", "harness"} }, "n-1", ""},
+		{"another issuer", func(m map[string]any) { m["iss"] = "https://evil.example" }, "n-1", `issuer "https://evil.example" is not the IdP's`},
+		{"another client", func(m map[string]any) { m["aud"] = "other" }, "n-1", `is for "other", not the client "harness"`},
+		{"another login's nonce", func(m map[string]any) { m["nonce"] = "n-2" }, "n-1", "nonce is not this login's"},
+		{"no nonce where one was sent", func(m map[string]any) { delete(m, "nonce") }, "n-1", "nonce is not this login's"},
+		{"expired", func(m map[string]any) { m["exp"] = now.Add(-time.Second).Unix() }, "n-1", "has expired"},
+		{"no expiry", func(m map[string]any) { delete(m, "exp") }, "n-1", "has expired"},
+	} {
+		m := good()
+		c.edit(m)
+		_, err := checkIDToken(jwt(m), idp, c.nonce, now)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: refused: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: %v, want a refusal saying %q", c.name, err, c.want)
+		}
+	}
+	for tok, want := range map[string]string{"": "holds no id_token", "a.b": "not a JWT", "a.!!.c": "not base64url", "a." + base64.RawURLEncoding.EncodeToString([]byte("[1]")) + ".c": "not a JSON object"} {
+		if _, err := checkIDToken(tok, idp, "", now); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", tok, err, want)
+		}
 	}
 }

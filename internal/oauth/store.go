@@ -51,7 +51,10 @@ type Record struct {
 	TokenType    string `json:"tokenType,omitempty"`
 	// DPoPKey is the login's own DPoP key (base64 of PKCS #8), when its
 	// tokens are bound to one (docs/rfc/0007-oauth.md, "DPoP").
-	DPoPKey string    `json:"dpopKey,omitempty"`
+	DPoPKey string `json:"dpopKey,omitempty"`
+	// IDToken is the person's ID token, in the record of a login at an
+	// IdP (idplogin.go).
+	IDToken string    `json:"idToken,omitempty"`
 	Expiry  time.Time `json:"expiry,omitzero"`
 	Scopes  []string  `json:"scopes,omitempty"`
 	// Wanted are scopes the server asked for in a step-up (a 403
@@ -82,7 +85,7 @@ func (r *Record) LoggedIn() bool { return r != nil && (r.AccessToken != "" || r.
 
 // secrets are the values of the record that are secrets.
 func (r *Record) secrets() []string {
-	return []string{r.AccessToken, r.RefreshToken, r.Client.Secret, r.DPoPKey}
+	return []string{r.AccessToken, r.RefreshToken, r.Client.Secret, r.DPoPKey, r.IDToken}
 }
 
 // Store is the folder of token files.
@@ -273,7 +276,9 @@ func (s *Store) Delete(server string) ([]*Record, error) {
 // Stamp is what tells a change of the store for one server: the folder's
 // modification time (a file written by rename, or removed, changes it) and
 // the current file's time and size (a file rewritten in place). Two stats,
-// at every request of the server: no listing of the folder.
+// at every request of the server: no listing of the folder. The folder's
+// time tells a new login at an IdP too (idplogin.go), which any entry
+// through that IdP may wait for.
 type Stamp struct {
 	dir, file time.Time
 	size      int64

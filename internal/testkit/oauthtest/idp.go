@@ -5,10 +5,14 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,18 +22,33 @@ import (
 // metadata, and a token endpoint that exchanges an ID token it issued
 // (IDToken) for an ID-JAG (RFC 8693, requested_token_type id-jag), signed
 // with Key, for the audience and resource asked. An authorization server
-// takes its ID-JAGs when its Workloads name the IdP (Trust).
+// takes its ID-JAGs when its Workloads name the IdP (Trust). It logs User
+// in as well: an authorization endpoint that approves at once (PKCE S256,
+// scope openid), and codes and refresh tokens (rotated) traded for ID
+// tokens that live IDTokenLifetime.
 type IdP struct {
 	*httptest.Server
 	Key *ecdsa.PrivateKey
 	// ClientID is the harness's client at the IdP, the audience of its ID
 	// tokens; ClientSecret, when set, must authenticate it (Basic).
 	ClientID, ClientSecret string
+	// User is who logs in (default alice@example.com).
+	User string
+	// IDTokenLifetime is how long the ID tokens of a login live (default an
+	// hour).
+	IDTokenLifetime time.Duration
+	// NoIDTokenOnRefresh makes a refresh answer without an ID token.
+	NoIDTokenOnRefresh bool
 
-	mu     sync.Mutex
-	counts map[string]int
-	last   url.Values
+	mu      sync.Mutex
+	counts  map[string]int
+	last    url.Values
+	codes   map[string]idpCode
+	refresh map[string]bool
 }
+
+// idpCode is an authorization code of the IdP, and what it was given for.
+type idpCode struct{ challenge, redirect, nonce string }
 
 // NewIdP starts the IdP; it is closed at the end of the test.
 func NewIdP(t testing.TB) *IdP {
@@ -37,13 +56,17 @@ func NewIdP(t testing.TB) *IdP {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &IdP{Key: k, ClientID: "harness-at-idp", counts: map[string]int{}}
+	p := &IdP{Key: k, ClientID: "harness-at-idp", User: "alice@example.com", IDTokenLifetime: time.Hour,
+		counts: map[string]int{}, codes: map[string]idpCode{}, refresh: map[string]bool{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"issuer": p.URL, "authorization_endpoint": p.URL + "/authorize", "token_endpoint": p.URL + "/token",
-			"grant_types_supported": []string{"urn:ietf:params:oauth:grant-type:token-exchange"}})
+			"revocation_endpoint": p.URL + "/revoke", "scopes_supported": []string{"openid", "email", "offline_access"},
+			"grant_types_supported": []string{"authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:token-exchange"}})
 	})
+	mux.HandleFunc("/authorize", p.authorize)
 	mux.HandleFunc("/token", p.token)
+	mux.HandleFunc("/revoke", p.revoke)
 	p.Server = httptest.NewServer(mux)
 	t.Cleanup(p.Close)
 	return p
@@ -62,7 +85,9 @@ func (p *IdP) IDToken(sub string) string {
 	return WorkloadToken(p.Key, p.URL, sub, p.ClientID, time.Now().Add(time.Hour))
 }
 
-// Count is how many exchanges it made ("exchange") and refused
+// Count is how many exchanges it made ("exchange"), logins it approved
+// ("authorize"), codes and refresh tokens it took ("token:code",
+// "token:refresh"), revocations ("revoke"), and requests it refused
 // ("refused").
 func (p *IdP) Count(what string) int {
 	p.mu.Lock()
@@ -95,11 +120,14 @@ func (p *IdP) token(w http.ResponseWriter, r *http.Request) {
 		id = f.Get("client_id")
 	}
 	switch {
-	case f.Get("grant_type") != "urn:ietf:params:oauth:grant-type:token-exchange":
-		refuse(http.StatusBadRequest, "unsupported_grant_type", "only token exchange")
-		return
 	case id != p.ClientID || (p.ClientSecret != "" && secret != p.ClientSecret):
 		refuse(http.StatusUnauthorized, "invalid_client", "unknown client or a wrong secret")
+		return
+	case f.Get("grant_type") == "authorization_code" || f.Get("grant_type") == "refresh_token":
+		p.login(w, f, refuse)
+		return
+	case f.Get("grant_type") != "urn:ietf:params:oauth:grant-type:token-exchange":
+		refuse(http.StatusBadRequest, "unsupported_grant_type", "no such grant here")
 		return
 	case f.Get("subject_token_type") != "urn:ietf:params:oauth:token-type:id_token" || f.Get("requested_token_type") != "urn:ietf:params:oauth:token-type:id-jag":
 		refuse(http.StatusBadRequest, "invalid_request", "an id_token for an id-jag, please")
@@ -125,4 +153,77 @@ func (p *IdP) token(w http.ResponseWriter, r *http.Request) {
 	p.counts["exchange"]++
 	jag := WorkloadToken(p.Key, p.URL, claims.Sub, f.Get("audience"), time.Now().Add(5*time.Minute))
 	writeJSON(w, http.StatusOK, map[string]string{"access_token": jag, "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag", "token_type": "N_A"})
+}
+
+// RevokeLogins makes every refresh token of the IdP's logins invalid.
+func (p *IdP) RevokeLogins() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	clear(p.refresh)
+}
+
+func (p *IdP) authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.counts["authorize"]++
+	if q.Get("client_id") != p.ClientID || q.Get("response_type") != "code" || q.Get("code_challenge_method") != "S256" ||
+		q.Get("code_challenge") == "" || !slices.Contains(strings.Fields(q.Get("scope")), "openid") {
+		http.Error(w, "bad authorization request", http.StatusBadRequest)
+		return
+	}
+	code := "idp-code-" + rand.Text()
+	p.codes[code] = idpCode{challenge: q.Get("code_challenge"), redirect: q.Get("redirect_uri"), nonce: q.Get("nonce")}
+	back, _ := url.Parse(q.Get("redirect_uri"))
+	bq := back.Query()
+	bq.Set("code", code)
+	bq.Set("state", q.Get("state"))
+	back.RawQuery = bq.Encode()
+	http.Redirect(w, r, back.String(), http.StatusFound)
+}
+
+// login answers a code or a refresh token (p.mu held) with an ID token and
+// a new refresh token.
+func (p *IdP) login(w http.ResponseWriter, f url.Values, refuse func(int, string, string)) {
+	nonce := ""
+	withID := true
+	if f.Get("grant_type") == "authorization_code" {
+		p.counts["token:code"]++
+		c, ok := p.codes[f.Get("code")]
+		delete(p.codes, f.Get("code"))
+		sum := sha256.Sum256([]byte(f.Get("code_verifier")))
+		if !ok || base64.RawURLEncoding.EncodeToString(sum[:]) != c.challenge || c.redirect != f.Get("redirect_uri") {
+			refuse(http.StatusBadRequest, "invalid_grant", "bad code, verifier or redirect")
+			return
+		}
+		nonce = c.nonce
+	} else {
+		p.counts["token:refresh"]++
+		if rt := f.Get("refresh_token"); !p.refresh[rt] {
+			refuse(http.StatusBadRequest, "invalid_grant", "the refresh token was spent or revoked")
+			return
+		}
+		delete(p.refresh, f.Get("refresh_token")) // rotated
+		withID = !p.NoIDTokenOnRefresh
+	}
+	rt := "idp-rt-" + rand.Text()
+	p.refresh[rt] = true
+	resp := map[string]any{"access_token": "idp-at-" + rand.Text(), "token_type": "Bearer", "refresh_token": rt, "expires_in": 3600, "scope": "openid offline_access"}
+	if withID {
+		claims := map[string]any{"iss": p.URL, "sub": "user-1", "email": p.User, "aud": p.ClientID, "exp": time.Now().Add(p.IDTokenLifetime).Unix()}
+		if nonce != "" {
+			claims["nonce"] = nonce
+		}
+		resp["id_token"] = SignJWT(p.Key, claims)
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (p *IdP) revoke(w http.ResponseWriter, r *http.Request) {
+	_ = r.ParseForm()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.counts["revoke"]++
+	delete(p.refresh, r.PostForm.Get("token"))
+	w.WriteHeader(http.StatusOK)
 }

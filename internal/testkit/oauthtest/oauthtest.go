@@ -556,10 +556,15 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // WorkloadToken is a workload identity token as a platform issues one: a
 // JWT signed with ES256 by k, from iss, about sub, for aud, ending at exp.
 func WorkloadToken(k *ecdsa.PrivateKey, iss, sub, aud string, exp time.Time) string {
+	return SignJWT(k, map[string]any{"iss": iss, "sub": sub, "aud": aud, "iat": time.Now().Unix(), "exp": exp.Unix(), "jti": rand.Text()})
+}
+
+// SignJWT is a compact JWT of claims, signed ES256 with k.
+func SignJWT(k *ecdsa.PrivateKey, claims map[string]any) string {
 	enc := base64.RawURLEncoding
 	header, _ := json.Marshal(map[string]string{"alg": "ES256", "typ": "JWT"})
-	claims, _ := json.Marshal(map[string]any{"iss": iss, "sub": sub, "aud": aud, "iat": time.Now().Unix(), "exp": exp.Unix(), "jti": rand.Text()})
-	input := enc.EncodeToString(header) + "." + enc.EncodeToString(claims)
+	body, _ := json.Marshal(claims)
+	input := enc.EncodeToString(header) + "." + enc.EncodeToString(body)
 	d := sha256.Sum256([]byte(input))
 	r, s, err := ecdsa.Sign(rand.Reader, k, d[:])
 	if err != nil {
