@@ -98,8 +98,11 @@ func (p *IdP) validate(bad func(field, format string, args ...any)) {
 	if p.ClientID == "" {
 		bad("oauth.idp.clientId", "is required (the harness's client at the IdP)")
 	}
-	if (p.IDToken == "") == (p.IDTokenFile == "") {
-		bad("oauth.idp", "needs exactly one of idToken and idTokenFile (the person's ID token)")
+	switch {
+	case p.IDToken != "" && p.IDTokenFile != "":
+		bad("oauth.idp", "takes one of idToken and idTokenFile (the person's ID token), not both")
+	case p.IDToken == "" && p.IDTokenFile == "" && p.Issuer == "":
+		bad("oauth.idp", "without idToken or idTokenFile the harness logs the person in at the IdP (harness login), and that needs its issuer (its metadata names the login page)")
 	}
 	if t := strings.TrimSpace(p.IDToken); t != "" && !oauth.LooksLikeJWT(t) {
 		bad("oauth.idp.idToken", "is not a JWT (three dot-separated parts)")
@@ -499,7 +502,7 @@ func (a *entryAuth) loggedIn() bool {
 		return false
 	}
 	rec, _ := a.tokens.Record()
-	return rec.LoggedIn()
+	return rec.LoggedIn() || a.flow.IdPLoggedIn() // the IdP login gets the server's token
 }
 
 func (a *entryAuth) poll() time.Duration {
@@ -566,7 +569,7 @@ func (s *supervisor) awaitLogin(life context.Context) (*session, []rawTool, *ext
 			continue
 		}
 		retry = time.Time{}
-		if rec, _ := a.tokens.Record(); !rec.LoggedIn() {
+		if !a.loggedIn() {
 			continue
 		}
 		sess, list, more, err := s.connect(life)
@@ -618,18 +621,21 @@ func (s *supervisor) loginError() error {
 
 // OAuthStatus is what `status` shows of an OAuth entry's login.
 type OAuthStatus struct {
-	LoggedIn         bool       `json:"loggedIn"`
-	Grant            string     `json:"grant,omitempty"` // client_credentials or jwt_bearer: a machine client
-	IdP              string     `json:"idp,omitempty"`   // jwt_bearer through an IdP: its issuer (or token endpoint)
-	Issuer           string     `json:"issuer,omitempty"`
-	Scopes           []string   `json:"scopes,omitempty"`
-	Expiry           *time.Time `json:"expiry,omitempty"`
-	Refreshable      bool       `json:"refreshable,omitempty"`
-	DPoP             bool       `json:"dpop,omitempty"` // the tokens are bound to the login's key (RFC 9449)
-	LastRefreshError string     `json:"lastRefreshError,omitempty"`
-	Client           string     `json:"client,omitempty"` // how the client is registered
-	Note             string     `json:"note,omitempty"`   // the store could not be read
-	Store            string     `json:"store,omitempty"`
+	LoggedIn bool   `json:"loggedIn"`
+	Grant    string `json:"grant,omitempty"` // client_credentials or jwt_bearer: a machine client
+	IdP      string `json:"idp,omitempty"`   // jwt_bearer through an IdP: its issuer (or token endpoint)
+	// IdPLogin is set when the harness logs the person in at the IdP
+	// itself: who is logged in there ("" when nobody is).
+	IdPLogin         *IdPLoginStatus `json:"idpLogin,omitempty"`
+	Issuer           string          `json:"issuer,omitempty"`
+	Scopes           []string        `json:"scopes,omitempty"`
+	Expiry           *time.Time      `json:"expiry,omitempty"`
+	Refreshable      bool            `json:"refreshable,omitempty"`
+	DPoP             bool            `json:"dpop,omitempty"` // the tokens are bound to the login's key (RFC 9449)
+	LastRefreshError string          `json:"lastRefreshError,omitempty"`
+	Client           string          `json:"client,omitempty"` // how the client is registered
+	Note             string          `json:"note,omitempty"`   // the store could not be read
+	Store            string          `json:"store,omitempty"`
 }
 
 // LoginStatus reads the login of an entry's server from store: nil for an
@@ -642,6 +648,9 @@ func LoginStatus(c *Config, store *oauth.Store) *OAuthStatus {
 	st := &OAuthStatus{Store: store.Dir, Grant: c.OAuth.Grant}
 	if p := c.OAuth.IdP; p != nil {
 		st.IdP = cmp.Or(p.Issuer, p.TokenEndpoint)
+	}
+	if st.IdP != "" {
+		st.IdPLogin = idpLoginStatus(c, store)
 	}
 	rec, err := store.Load(c.URL)
 	if err != nil {
@@ -664,6 +673,37 @@ func LoginStatus(c *Config, store *oauth.Store) *OAuthStatus {
 	st.DPoP = rec.DPoPBound()
 	st.LastRefreshError = rec.LastRefreshError
 	st.Client = rec.Client.Registration
+	return st
+}
+
+// IdPLoginStatus is the harness's own login at an IdP, shared by every
+// entry of that IdP and client.
+type IdPLoginStatus struct {
+	User   string     `json:"user,omitempty"`   // who the ID token names: email, username or subject
+	Expiry *time.Time `json:"expiry,omitempty"` // the ID token's
+	// Refreshable: the IdP gave a refresh token, which renews the ID token.
+	Refreshable      bool   `json:"refreshable,omitempty"`
+	LastRefreshError string `json:"lastRefreshError,omitempty"`
+}
+
+// idpLoginStatus reads the IdP login of c from store (nil: c gives its
+// own ID token).
+func idpLoginStatus(c *Config, store *oauth.Store) *IdPLoginStatus {
+	p := c.OAuth.IdP
+	if p == nil || p.IDToken != "" || p.IDTokenFile != "" {
+		return nil
+	}
+	st := &IdPLoginStatus{}
+	rec, _ := store.IdPLoginRecord(&oauth.IdP{Issuer: p.Issuer, ClientID: p.ClientID})
+	if rec == nil {
+		return st
+	}
+	st.Refreshable, st.LastRefreshError = rec.RefreshToken != "", rec.LastRefreshError
+	if claims, err := oauth.ParseIDToken(rec.IDToken); err == nil {
+		st.User = claims.User()
+		e := time.Unix(claims.Exp, 0)
+		st.Expiry = &e
+	}
 	return st
 }
 

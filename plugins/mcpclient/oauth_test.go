@@ -213,7 +213,8 @@ func TestOAuthConfig(t *testing.T) {
 		{map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "assertion": "a.b.c", "idp": map[string]any{"issuer": "https://idp.example", "clientId": "h", "idToken": "a.b.c"}}}, "needs exactly one of assertion"},
 		{map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "idp": map[string]any{"clientId": "h", "idToken": "a.b.c"}}}, "oauth.idp: needs exactly one of issuer and tokenEndpoint"},
 		{map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "idp": map[string]any{"issuer": "https://idp.example", "idToken": "a.b.c"}}}, "oauth.idp.clientId: is required"},
-		{map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "idp": map[string]any{"issuer": "https://idp.example", "clientId": "h"}}}, "needs exactly one of idToken and idTokenFile"},
+		{map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "idp": map[string]any{"tokenEndpoint": "https://idp.example/token", "clientId": "h"}}}, "that needs its issuer"},
+		{map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "idp": map[string]any{"issuer": "https://idp.example", "clientId": "h", "idToken": "a.b.c", "idTokenFile": "id.jwt"}}}, "takes one of idToken and idTokenFile"},
 		{map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "idp": map[string]any{"issuer": "idp.example", "clientId": "h", "idToken": "a.b.c"}}}, `oauth.idp.issuer: "idp.example" is not an http:// or https:// URL`},
 		{map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "idp": map[string]any{"issuer": "https://idp.example", "clientId": "h", "idToken": "abc"}}}, "oauth.idp.idToken: is not a JWT"},
 		{map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "idp": map[string]any{"issuer": "https://idp.example", "clientID": "h"}}}, "oauth.idp.clientID: unknown key"},
@@ -535,4 +536,76 @@ func TestEnterpriseManagedEntry(t *testing.T) {
 	if out := hx.H.Secrets().Redact("id " + idToken); strings.Contains(out, idToken) {
 		t.Error("the ID token is not a secret")
 	}
+}
+
+// An enterprise entry whose oauth.idp gives no ID token needs the person's
+// login at the IdP. Until then it waits (needs-login); one login there,
+// made by another process on the same store for one entry, brings up every
+// entry through that IdP; a logout at the IdP ends their sessions.
+func TestIdPLoginEntry(t *testing.T) {
+	as := oauthtest.NewAS(t)
+	as.Machines = map[string]string{"svc": "svc-secret-0123456789"}
+	p := oauthtest.NewIdP(t)
+	p.Trust(as)
+	one, two := oauthPeer(t, as), oauthPeer(t, as)
+	dir := filepath.Join(t.TempDir(), "oauth")
+	hx := newHarness(t)
+	provideOAuth(t, hx.H, OAuthOptions{StoreDir: dir, Poll: 20 * time.Millisecond})
+	enterprise := map[string]any{"oauth": map[string]any{"grant": "jwt_bearer", "clientId": "svc", "clientSecret": "svc-secret-0123456789",
+		"idp": map[string]any{"issuer": p.URL, "clientId": p.ClientID}}}
+	hx.mustLoad(yml(httpEntry("one", "one", one, enterprise), httpEntry("two", "two", two, enterprise)))
+	hx.wantState("one", host.NeedsLogin, "nobody logged in at the IdP")
+	hx.wantState("two", host.NeedsLogin)
+	if lines := strings.Join(hx.status("one").StatusLines(), "\n"); !strings.Contains(lines, "oauth: enterprise-managed (through the IdP "+p.URL+"), no token yet; nobody is logged in at the IdP") {
+		t.Fatalf("status before the login:\n%s", lines)
+	}
+
+	store := &oauth.Store{Dir: dir}
+	flow := &oauth.Flow{Server: one, Store: store, HTTP: OAuthHTTPClient(), Settings: oauth.Settings{Grant: oauth.GrantJWTBearer, ClientID: "svc",
+		ClientSecret: "svc-secret-0123456789", IdP: &oauth.IdP{Issuer: p.URL, ClientID: p.ClientID}}}
+	var wg sync.WaitGroup
+	_, err := flow.Login(context.Background(), oauth.LoginOptions{Open: func(u string) error {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := oauthtest.FollowHeadless(u); err != nil {
+				t.Error(err)
+			}
+		}()
+		return nil
+	}})
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hx.waitState("one", host.Ready)
+	hx.waitState("two", host.Ready)
+	hx.wantCall("mcp__one__echo", `{"message":"hi"}`, "echo: hi", false)
+	hx.wantCall("mcp__two__echo", `{"message":"hi"}`, "echo: hi", false)
+	if p.Count("authorize") != 1 || p.Count("exchange") < 2 {
+		t.Fatalf("%d logins at the IdP, %d exchanges", p.Count("authorize"), p.Count("exchange"))
+	}
+	if lines := strings.Join(hx.status("two").StatusLines(), "\n"); !strings.Contains(lines, "; at the IdP as alice@example.com (refreshable)") {
+		t.Fatalf("status after the login:\n%s", lines)
+	}
+
+	// `harness logout one`: its token, and the login at the IdP.
+	if _, err := store.Delete(one); err != nil {
+		t.Fatal(err)
+	}
+	if had, err := flow.LogoutIdP(context.Background()); !had || err != nil {
+		t.Fatalf("the logout at the IdP: %v, %v", had, err)
+	}
+	if p.Count("revoke") != 1 {
+		t.Errorf("%d revocations at the IdP", p.Count("revoke"))
+	}
+	hx.waitState("one", host.NeedsLogin)
+	// Entry two keeps its token until the server refuses it; then it has
+	// no login to get another with.
+	as.RevokeAll()
+	res := hx.Call("mcp__two__echo", `{"message":"x"}`)
+	if !res.IsError {
+		t.Fatalf("a call after the logout at the IdP = %+v", res)
+	}
+	hx.waitState("two", host.NeedsLogin)
 }

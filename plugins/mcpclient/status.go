@@ -156,6 +156,7 @@ func (s *Status) oauthLine() string {
 		if o.Issuer != "" {
 			line += " (issuer " + safe.Line(o.Issuer) + ")"
 		}
+		line += o.idpLoginPart()
 		if o.LastRefreshError != "" {
 			line += "; last refresh error: " + safe.Line(o.LastRefreshError)
 		}
@@ -191,6 +192,7 @@ func (s *Status) oauthLine() string {
 	if o.Refreshable {
 		line += " (refreshable)"
 	}
+	line += o.idpLoginPart()
 	if o.LastRefreshError != "" {
 		line += "; last refresh error: " + safe.Line(o.LastRefreshError)
 	}
@@ -390,3 +392,24 @@ func (s *Status) ClaimTool(name string) (who string, mine bool) {
 }
 
 var _ tools.Claimer = (*Status)(nil)
+
+// idpLoginPart is what an oauth line says of the harness's own login at
+// the IdP ("" when the entry gives its own ID token).
+func (o *OAuthStatus) idpLoginPart() string {
+	l := o.IdPLogin
+	switch {
+	case l == nil:
+		return ""
+	case l.User == "" && l.LastRefreshError != "":
+		return "; nobody is logged in at the IdP (" + safe.Line(l.LastRefreshError) + ")"
+	case l.User == "":
+		return "; nobody is logged in at the IdP"
+	}
+	part := "; at the IdP as " + safe.Line(l.User)
+	if l.Refreshable {
+		part += " (refreshable)"
+	} else if l.Expiry != nil {
+		part += ", until " + l.Expiry.Local().Format(time.DateTime)
+	}
+	return part
+}

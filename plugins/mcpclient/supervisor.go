@@ -313,10 +313,11 @@ func (s *supervisor) run(life context.Context, done func(error)) {
 func (s *supervisor) serve(life context.Context, sess *session) {
 	// An OAuth entry watches the store: a logout (by `harness logout`, in
 	// any process) ends the session at once, and the entry needs a login.
-	// A machine client does not: its next request gets another token.
+	// A machine client does not: its next request gets another token;
+	// unless it is the person's, through the harness's login at an IdP.
 	var watch <-chan time.Time
 	loggedIn := false
-	if s.auth != nil && !s.auth.machine() {
+	if s.auth != nil && (!s.auth.machine() || s.auth.flow.Settings.IdPLogin()) {
 		t := time.NewTicker(s.auth.poll())
 		defer t.Stop()
 		watch = t.C

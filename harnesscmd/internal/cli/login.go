@@ -260,12 +260,24 @@ func logout(ctx context.Context, o *options, env Env) error {
 	}
 	removed, delErr := flow.Store.Delete(cfg.URL)
 	out := env.secrets.Writer(env.Stdout)
-	if len(removed) == 0 && delErr == nil {
-		fmt.Fprintf(out, "not logged in to %s\n", safe.Line(cfg.ServerName))
-		return nil
-	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	// An entry the harness logs in at an IdP ends that login too, which
+	// every entry through the IdP shares (docs/rfc/0007-oauth.md, "The IdP
+	// login").
+	atIdP, idpErr := flow.LogoutIdP(ctx)
+	if atIdP {
+		fmt.Fprintf(out, "logged out at the IdP %s: every entry through it needs a login again\n", safe.Line(flow.Settings.IdP.Issuer))
+	}
+	if idpErr != nil {
+		fmt.Fprintf(env.Stderr, "harness logout: %s\n", safe.Text(idpErr.Error()))
+	}
+	if len(removed) == 0 && delErr == nil {
+		if !atIdP {
+			fmt.Fprintf(out, "not logged in to %s\n", safe.Line(cfg.ServerName))
+		}
+		return nil
+	}
 	var revokeErrs []error
 	revoked := 0
 	for _, r := range removed {
