@@ -23,7 +23,8 @@ import (
 //     its metadata (IdP.Issuer: RFC 8414 or OpenID Connect discovery, the
 //     issuer matched exactly).
 //  2. A token exchange (RFC 8693) presents the person's ID token from that
-//     IdP (subject_token_type id_token) and asks for an Identity Assertion
+//     IdP (subject_token_type id_token: IdP.IDToken's, else that of the
+//     harness's own login at the IdP, idplogin.go) and asks for an Identity Assertion
 //     JWT Authorization Grant (requested_token_type id-jag) for the
 //     authorization server (audience: its issuer), the resource (RFC 8707)
 //     and the scopes; the harness's client at the IdP authenticates with

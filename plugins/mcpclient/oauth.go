@@ -57,7 +57,7 @@ type IdP struct {
 	TokenEndpoint string `yaml:"tokenEndpoint" json:"tokenEndpoint,omitempty" desc:"The IdP's token endpoint, instead of issuer."`
 	ClientID      string `yaml:"clientId" json:"clientId,omitempty" desc:"The harness's client at the IdP (the audience of the ID token)."`
 	ClientSecret  string `yaml:"clientSecret" json:"-" secret:"true" desc:"Its secret, when it has one."`
-	IDToken       string `yaml:"idToken" json:"-" secret:"true" desc:"The person's ID token from the IdP, such as !!js process.env.ID_TOKEN."`
+	IDToken       string `yaml:"idToken" json:"-" secret:"true" desc:"The person's ID token from the IdP, such as !!js process.env.ID_TOKEN; with neither this nor idTokenFile, harness login signs the person in at the IdP."`
 	IDTokenFile   string `yaml:"idTokenFile" json:"idTokenFile,omitempty" desc:"A file holding the ID token, relative to cordis.yml's folder, read again at every grant."`
 }
 
