@@ -93,6 +93,7 @@ type loginEvent struct {
 	Scopes  []string   `json:"scopes,omitempty"`
 	Expiry  *time.Time `json:"expiry,omitempty"`
 	Store   string     `json:"store,omitempty"`
+	IdPUser string     `json:"idpUser,omitempty"` // who is signed in at the IdP, for an entry the harness signs in there
 	Message string     `json:"message,omitempty"`
 }
 
@@ -147,6 +148,12 @@ func loginEntry(ctx context.Context, o *options, env Env, id string) error {
 	} else if env.Stdin != nil {
 		opts.Paste = env.Stdin // the redirect URL, pasted from a browser elsewhere
 	}
+	// An entry that signs the person in at its IdP shows the IdP's page
+	// (docs/rfc/0007-oauth.md, "The IdP login").
+	target := safe.Line(cfg.ServerName)
+	if flow.Settings.IdPLogin() {
+		target = "the IdP " + safe.Line(flow.Settings.IdP.Issuer) + " (for " + target + ")"
+	}
 	opts.Show = func(u string, opened bool, openErr error) {
 		if o.json {
 			emit(loginEvent{Type: "authorize", URL: u, Browser: opened})
@@ -155,12 +162,12 @@ func loginEntry(ctx context.Context, o *options, env Env, id string) error {
 		var b strings.Builder
 		switch {
 		case opened:
-			fmt.Fprintf(&b, "harness: the browser opened the login page of %s; if it did not, open:\n\n  %s\n\n", safe.Line(cfg.ServerName), u)
+			fmt.Fprintf(&b, "harness: the browser opened the login page of %s; if it did not, open:\n\n  %s\n\n", target, u)
 		case why != "":
-			fmt.Fprintf(&b, "harness: open this address in a browser to log in to %s (%s):\n\n  %s\n\n", safe.Line(cfg.ServerName), why, u)
+			fmt.Fprintf(&b, "harness: open this address in a browser to log in to %s (%s):\n\n  %s\n\n", target, why, u)
 			b.WriteString("then come back; if the browser runs on another machine, paste here the address it ends on (it starts with http://127.0.0.1).\n")
 		default:
-			fmt.Fprintf(&b, "harness: the browser could not be opened (%v); open this address to log in to %s:\n\n  %s\n\n", safe.Text(fmt.Sprint(openErr)), safe.Line(cfg.ServerName), u)
+			fmt.Fprintf(&b, "harness: the browser could not be opened (%v); open this address to log in to %s:\n\n  %s\n\n", safe.Text(fmt.Sprint(openErr)), target, u)
 		}
 		io.WriteString(env.Stderr, b.String())
 	}
@@ -173,6 +180,9 @@ func loginEntry(ctx context.Context, o *options, env Env, id string) error {
 		e := rec.Expiry
 		ev.Expiry = &e
 	}
+	if st := mcpclient.LoginStatus(cfg, flow.Store); st != nil && st.IdPLogin != nil {
+		ev.IdPUser = st.IdPLogin.User
+	}
 	if o.json {
 		emit(ev)
 		return nil
@@ -180,6 +190,9 @@ func loginEntry(ctx context.Context, o *options, env Env, id string) error {
 	line := fmt.Sprintf("logged in to %s at %s", safe.Line(cfg.ServerName), safe.Line(rec.Issuer))
 	if len(rec.Scopes) > 0 {
 		line += " (scopes " + safe.Line(strings.Join(rec.Scopes, " ")) + ")"
+	}
+	if ev.IdPUser != "" {
+		line += ", as " + safe.Line(ev.IdPUser) + " at the IdP " + safe.Line(flow.Settings.IdP.Issuer)
 	}
 	fmt.Fprintf(out, "%s; the token is in %s\n", line, safe.Line(filepath.Dir(ev.Store)))
 	return nil

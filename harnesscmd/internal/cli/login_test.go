@@ -285,3 +285,91 @@ func TestWorkloadIdentityThroughTheCLI(t *testing.T) {
 		t.Fatalf("the workload's token reached the output:\n%s", all.String())
 	}
 }
+
+// An enterprise entry that the harness signs in at the IdP, through the
+// command line: status says nobody is signed in there; login --json shows
+// the IdP's page, not the server's, and names the user when done; the
+// tools work; status names the user; logout ends the IdP login too
+// (revoked), and the entry needs a login again. No token reaches any
+// output.
+func TestIdPLoginThroughTheCLI(t *testing.T) {
+	as, config, state, lookup := loginSetup(t)
+	const secret = "svc-secret-IDP-0123456789"
+	as.Machines = map[string]string{"svc": secret}
+	idp := oauthtest.NewIdP(t)
+	idp.Trust(as)
+	oauthYAML := "{grant: jwt_bearer, clientId: svc, clientSecret: !!js process.env.SVC_SECRET, idp: {issuer: '" + idp.URL + "', clientId: " + idp.ClientID + "}}"
+	run, all := oauthEntryRunner(t, config, lookup, oauthYAML, "SVC_SECRET", secret)
+	code, out, errOut := run("status")
+	if code != ExitFailure || !strings.Contains(out, "needs-login") || !strings.Contains(out, "nobody is logged in at the IdP") {
+		t.Fatalf("status before the login: %d\n%s\n%s", code, out, errOut)
+	}
+
+	env := func(k string) (string, bool) {
+		if k == "SVC_SECRET" {
+			return secret, true
+		}
+		return lookup(k)
+	}
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	var errBuf strings.Builder
+	go func() {
+		done <- Main(context.Background(), []string{"-c", config, "login", "web", "--no-browser", "--json"}, Env{Stdin: strings.NewReader(""), Stdout: pw, Stderr: &errBuf, Lookup: env})
+		pw.Close()
+	}()
+	sc := bufio.NewScanner(pr)
+	var events []map[string]any
+	for sc.Scan() {
+		all.WriteString(sc.Text() + "\n")
+		var ev map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("login --json printed %q", sc.Text())
+		}
+		events = append(events, ev)
+		if ev["type"] == "authorize" {
+			if u, _ := ev["url"].(string); !strings.HasPrefix(u, idp.URL+"/authorize?") {
+				t.Errorf("the login page is %q, not the IdP's", u)
+			}
+			if _, err := oauthtest.FollowHeadless(ev["url"].(string)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if c := <-done; c != 0 || len(events) != 2 || events[1]["type"] != "done" || events[1]["issuer"] != as.URL || events[1]["idpUser"] != idp.User {
+		t.Fatalf("login: exit %d, events %v, stderr %s", c, events, errBuf.String())
+	}
+	if as.Count("authorize") != 0 || idp.Count("authorize") != 1 {
+		t.Fatalf("%d authorizations at the server's authorization server, %d at the IdP", as.Count("authorize"), idp.Count("authorize"))
+	}
+	var tokens []string
+	files, _ := filepath.Glob(filepath.Join(state, "harness", "oauth", "*.json"))
+	for _, f := range files {
+		var rec struct{ AccessToken, RefreshToken, IDToken string }
+		b, _ := os.ReadFile(f)
+		json.Unmarshal(b, &rec)
+		tokens = append(tokens, rec.AccessToken, rec.RefreshToken, rec.IDToken)
+	}
+	if len(files) != 2 {
+		t.Fatalf("token files %v, want the server's and the IdP login's", files)
+	}
+
+	if code, out, errOut := run("call", "mcp__web__echo", `{"message":"sso"}`); code != 0 || out != "echo: sso\n" {
+		t.Fatalf("call after the login: %d %q %s", code, out, errOut)
+	}
+	if code, out, _ := run("status"); code != 0 || !strings.Contains(out, "; at the IdP as "+idp.User+" (refreshable)") {
+		t.Fatalf("status after the login: %d\n%s", code, out)
+	}
+	code, out, errOut = run("logout", "web")
+	if code != 0 || !strings.Contains(out, "logged out at the IdP "+idp.URL) || idp.Count("revoke") != 1 {
+		t.Fatalf("logout: %d, %d revocations at the IdP\n%s\n%s", code, idp.Count("revoke"), out, errOut)
+	}
+	if code, out, _ := run("status"); code != ExitFailure || !strings.Contains(out, "nobody is logged in at the IdP") {
+		t.Fatalf("status after the logout: %d\n%s", code, out)
+	}
+	for _, v := range append(tokens, secret) {
+		if v != "" && strings.Contains(all.String(), v) {
+			t.Fatalf("a token (%q) is in the output:\n%s", v, all.String())
+		}
+	}
+}
