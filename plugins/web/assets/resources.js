@@ -123,30 +123,41 @@ function variableFields(template, uri) {
 // expressions are the {…} of a URI template: each its operator and the
 // names of its variables (prefix and explode modifiers dropped).
 function expressions(template) {
-  return [...template.matchAll(/\{([+#./;?&]?)([^}]*)\}/g)].map((m) => ({
-    op: m[1], vars: m[2].split(',').map((v) => v.replace(/[:*].*$/, '').trim()).filter(Boolean), text: m[0],
-  }));
+  return [...template.matchAll(/\{([+#./;?&]?)([^}]*)\}/g)].map((m) => {
+    const specs = m[2].split(',').map((v) => {
+      const prefix = /:(\d+)$/.exec(v.trim());
+      return { name: v.replace(/[:*].*$/, '').trim(), prefix: prefix ? Number(prefix[1]) : 0 };
+    }).filter((v) => v.name);
+    return { op: m[1], specs, vars: specs.map((v) => v.name), text: m[0] };
+  });
 }
 
-// expand fills a URI template with values (RFC 6570, levels 1 to 3): an
-// unset variable is left out.
+// expand fills a URI template with values (RFC 6570, levels 1 to 3, and
+// level 4's prefix; a value is a string, so an explode changes nothing):
+// an unset variable is left out.
 export function expand(template, values) {
-  let out = template;
+  let out = '';
+  let at = 0;
   for (const e of expressions(template)) {
     const reserved = e.op === '+' || e.op === '#';
     const enc = (v) => (reserved ? encodeURI(v) : encodeURIComponent(v).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`));
-    const set = e.vars.filter((v) => values[v] !== undefined && values[v] !== '');
+    const set = e.specs.filter((v) => values[v.name] !== undefined && values[v.name] !== '');
     let s = '';
     if (set.length) {
       const named = e.op === ';' || e.op === '?' || e.op === '&';
-      const parts = set.map((v) => (named ? `${v}=${enc(values[v])}` : enc(values[v])));
+      const value = (v) => enc(v.prefix ? [...values[v.name]].slice(0, v.prefix).join('') : values[v.name]);
+      const parts = set.map((v) => (named ? `${v.name}=${value(v)}` : value(v)));
       const first = { '': '', '+': '', '#': '#', '.': '.', '/': '/', ';': ';', '?': '?', '&': '&' }[e.op];
       const sep = { '': ',', '+': ',', '#': ',', '.': '.', '/': '/', ';': ';', '?': '&', '&': '&' }[e.op];
       s = first + parts.join(sep);
     }
-    out = out.replace(e.text, s);
+    // The template's text up to the expression, then its expansion: a value
+    // is never read as a template or as a replacement pattern.
+    const i = template.indexOf(e.text, at);
+    out += template.slice(at, i) + s;
+    at = i + e.text.length;
   }
-  return out;
+  return out + template.slice(at);
 }
 
 const imageTypes = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
