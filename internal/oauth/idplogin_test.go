@@ -23,14 +23,10 @@ func idpLoginFlow(p *oauthtest.IdP, server string, st *oauth.Store) *oauth.Flow 
 // approve is a person who approves whatever login page is opened; it
 // counts the pages.
 func approve(t *testing.T, opened *int) oauth.LoginOptions {
+	open := oauthtest.Approver(t)
 	return oauth.LoginOptions{Open: func(u string) error {
 		*opened++
-		go func() {
-			if _, err := oauthtest.FollowHeadless(u); err != nil {
-				t.Errorf("the login page: %v", err)
-			}
-		}()
-		return nil
+		return open(u)
 	}}
 }
 

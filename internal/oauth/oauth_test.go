@@ -146,21 +146,7 @@ func login(t *testing.T, f *oauth.Flow) *oauth.Record {
 	if err != nil || ch == nil {
 		t.Fatalf("Probe = %+v, %v", ch, err)
 	}
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	rec, err := f.Login(ctx, oauth.LoginOptions{
-		Challenge: ch,
-		Open: func(u string) error {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if _, err := oauthtest.FollowHeadless(u); err != nil {
-					t.Errorf("following the authorization URL: %v", err)
-				}
-			}()
-			return nil
-		},
-	})
+	rec, err := f.Login(ctx, oauth.LoginOptions{Challenge: ch, Open: oauthtest.Approver(t)})
 	if err != nil {
 		t.Fatalf("Login: %v", err)
 	}

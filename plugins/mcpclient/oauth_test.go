@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -46,18 +45,7 @@ func loginInto(t *testing.T, dir, server string) *oauth.Record {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	rec, err := f.Login(ctx, oauth.LoginOptions{Challenge: ch, Open: func(u string) error {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if _, err := oauthtest.FollowHeadless(u); err != nil {
-				t.Error(err)
-			}
-		}()
-		return nil
-	}})
+	rec, err := f.Login(ctx, oauth.LoginOptions{Challenge: ch, Open: oauthtest.Approver(t)})
 	if err != nil {
 		t.Fatalf("login: %v", err)
 	}
@@ -564,19 +552,7 @@ func TestIdPLoginEntry(t *testing.T) {
 	store := &oauth.Store{Dir: dir}
 	flow := &oauth.Flow{Server: one, Store: store, HTTP: OAuthHTTPClient(), Settings: oauth.Settings{Grant: oauth.GrantJWTBearer, ClientID: "svc",
 		ClientSecret: "svc-secret-0123456789", IdP: &oauth.IdP{Issuer: p.URL, ClientID: p.ClientID}}}
-	var wg sync.WaitGroup
-	_, err := flow.Login(context.Background(), oauth.LoginOptions{Open: func(u string) error {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if _, err := oauthtest.FollowHeadless(u); err != nil {
-				t.Error(err)
-			}
-		}()
-		return nil
-	}})
-	wg.Wait()
-	if err != nil {
+	if _, err := flow.Login(context.Background(), oauth.LoginOptions{Open: oauthtest.Approver(t)}); err != nil {
 		t.Fatal(err)
 	}
 	hx.waitState("one", host.Ready)

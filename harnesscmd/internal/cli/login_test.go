@@ -54,30 +54,8 @@ func TestLoginLogoutThroughTheCLI(t *testing.T) {
 
 	// login --no-browser --json: the URL is an event on stdout; the test
 	// is the person who opens it.
-	pr, pw := io.Pipe()
-	done := make(chan int, 1)
-	var errBuf strings.Builder
-	go func() {
-		done <- Main(context.Background(), []string{"-c", config, "login", "web", "--no-browser", "--json"}, Env{Stdin: strings.NewReader(""), Stdout: pw, Stderr: &errBuf, Lookup: lookup})
-		pw.Close()
-	}()
-	sc := bufio.NewScanner(pr)
-	var events []map[string]any
-	for sc.Scan() {
-		all.WriteString(sc.Text() + "\n")
-		var ev map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			t.Fatalf("login --json printed %q", sc.Text())
-		}
-		events = append(events, ev)
-		if ev["type"] == "authorize" {
-			if _, err := oauthtest.FollowHeadless(ev["url"].(string)); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if c := <-done; c != 0 || len(events) != 2 || events[1]["type"] != "done" || events[1]["issuer"] != as.URL {
-		t.Fatalf("login: exit %d, events %v, stderr %s", c, events, errBuf.String())
+	if c, events, errOut := loginJSON(t, config, lookup, &all, nil); c != 0 || len(events) != 2 || events[1]["type"] != "done" || events[1]["issuer"] != as.URL {
+		t.Fatalf("login: exit %d, events %v, stderr %s", c, events, errOut)
 	}
 	files, _ := filepath.Glob(filepath.Join(state, "harness", "oauth", "*.json"))
 	if len(files) != 1 {
@@ -311,33 +289,13 @@ func TestIdPLoginThroughTheCLI(t *testing.T) {
 		}
 		return lookup(k)
 	}
-	pr, pw := io.Pipe()
-	done := make(chan int, 1)
-	var errBuf strings.Builder
-	go func() {
-		done <- Main(context.Background(), []string{"-c", config, "login", "web", "--no-browser", "--json"}, Env{Stdin: strings.NewReader(""), Stdout: pw, Stderr: &errBuf, Lookup: env})
-		pw.Close()
-	}()
-	sc := bufio.NewScanner(pr)
-	var events []map[string]any
-	for sc.Scan() {
-		all.WriteString(sc.Text() + "\n")
-		var ev map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			t.Fatalf("login --json printed %q", sc.Text())
-		}
-		events = append(events, ev)
-		if ev["type"] == "authorize" {
-			if u, _ := ev["url"].(string); !strings.HasPrefix(u, idp.URL+"/authorize?") {
-				t.Errorf("the login page is %q, not the IdP's", u)
-			}
-			if _, err := oauthtest.FollowHeadless(ev["url"].(string)); err != nil {
-				t.Fatal(err)
-			}
+	page := func(u string) {
+		if !strings.HasPrefix(u, idp.URL+"/authorize?") {
+			t.Errorf("the login page is %q, not the IdP's", u)
 		}
 	}
-	if c := <-done; c != 0 || len(events) != 2 || events[1]["type"] != "done" || events[1]["issuer"] != as.URL || events[1]["idpUser"] != idp.User {
-		t.Fatalf("login: exit %d, events %v, stderr %s", c, events, errBuf.String())
+	if c, events, errOut := loginJSON(t, config, env, all, page); c != 0 || len(events) != 2 || events[1]["type"] != "done" || events[1]["issuer"] != as.URL || events[1]["idpUser"] != idp.User {
+		t.Fatalf("login: exit %d, events %v, stderr %s", c, events, errOut)
 	}
 	if as.Count("authorize") != 0 || idp.Count("authorize") != 1 {
 		t.Fatalf("%d authorizations at the server's authorization server, %d at the IdP", as.Count("authorize"), idp.Count("authorize"))
@@ -372,4 +330,38 @@ func TestIdPLoginThroughTheCLI(t *testing.T) {
 			t.Fatalf("a token (%q) is in the output:\n%s", v, all.String())
 		}
 	}
+}
+
+// loginJSON runs `harness login web --no-browser --json` on config, as
+// the person who opens each authorize event's URL (seen first by page, when
+// it is set) and approves; it returns the exit code, the events, and
+// stderr. What it printed is added to all.
+func loginJSON(t *testing.T, config string, lookup func(string) (string, bool), all *strings.Builder, page func(url string)) (int, []map[string]any, string) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	var errBuf strings.Builder
+	go func() {
+		done <- Main(context.Background(), []string{"-c", config, "login", "web", "--no-browser", "--json"}, Env{Stdin: strings.NewReader(""), Stdout: pw, Stderr: &errBuf, Lookup: lookup})
+		pw.Close()
+	}()
+	sc := bufio.NewScanner(pr)
+	var events []map[string]any
+	for sc.Scan() {
+		all.WriteString(sc.Text() + "\n")
+		var ev map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("login --json printed %q", sc.Text())
+		}
+		events = append(events, ev)
+		if u, _ := ev["url"].(string); ev["type"] == "authorize" {
+			if page != nil {
+				page(u)
+			}
+			if _, err := oauthtest.FollowHeadless(u); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return <-done, events, errBuf.String()
 }

@@ -174,12 +174,7 @@ func (p *IdP) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	code := "idp-code-" + rand.Text()
 	p.codes[code] = idpCode{challenge: q.Get("code_challenge"), redirect: q.Get("redirect_uri"), nonce: q.Get("nonce")}
-	back, _ := url.Parse(q.Get("redirect_uri"))
-	bq := back.Query()
-	bq.Set("code", code)
-	bq.Set("state", q.Get("state"))
-	back.RawQuery = bq.Encode()
-	http.Redirect(w, r, back.String(), http.StatusFound)
+	redirectBack(w, r, code)
 }
 
 // login answers a code or a refresh token (p.mu held) with an ID token and

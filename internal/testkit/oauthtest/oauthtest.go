@@ -212,6 +212,13 @@ func (as *AS) authorize(w http.ResponseWriter, r *http.Request) {
 	as.mu.Lock()
 	as.codes[code] = grant{challenge: q.Get("code_challenge"), redirect: q.Get("redirect_uri"), client: q.Get("client_id"), resource: q.Get("resource"), scope: q.Get("scope")}
 	as.mu.Unlock()
+	redirectBack(w, r, code)
+}
+
+// redirectBack approves an authorization request r: the browser goes back
+// to its redirect_uri with code and its state.
+func redirectBack(w http.ResponseWriter, r *http.Request, code string) {
+	q := r.URL.Query()
 	back, _ := url.Parse(q.Get("redirect_uri"))
 	bq := back.Query()
 	bq.Set("code", code)
@@ -532,6 +539,24 @@ func FollowHeadless(authURL string) (*url.URL, error) {
 		return loc, fmt.Errorf("the loopback answered HTTP %d", back.StatusCode)
 	}
 	return loc, nil
+}
+
+// Approver is a person who approves every login page opened (an
+// oauth.LoginOptions.Open): each is followed with FollowHeadless in the
+// background, its error reported on t; the test waits for them at its end.
+func Approver(t testing.TB) func(authURL string) error {
+	var wg sync.WaitGroup
+	t.Cleanup(wg.Wait)
+	return func(u string) error {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := FollowHeadless(u); err != nil {
+				t.Errorf("the login page %s: %v", u, err)
+			}
+		}()
+		return nil
+	}
 }
 
 // FollowHeadlessNoDeliver fetches an authorization URL with redirects off
