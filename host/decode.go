@@ -127,15 +127,21 @@ func (e *Entry) decode(r *resolved, v any) []Problem {
 		if err := r.node.Decode(v); err != nil {
 			var te *yaml.TypeError
 			if errors.As(err, &te) {
+				used := map[*yaml.Node]bool{}
 				for _, msg := range te.Errors {
-					n, field, rest := r.locate(msg)
+					n, field, rest := r.locate(msg, reflect.TypeOf(v), used)
 					add(n, field, r.hideValue(n, field, rest, v))
 				}
 			} else {
 				// "cannot decode !!str `…` as a !!int" (an explicit tag): the
 				// whole value is quoted; find its node by it.
 				n, field, msg := r.node, "", err.Error()
-				if q := quotedValue.FindString(msg); q != "" {
+				if m := typeErrLine.FindStringSubmatch(msg); m != nil {
+					// A type's own unmarshaler: its message names the line
+					// and the path itself.
+					line, _ := strconv.Atoi(m[1])
+					n, msg = r.firstOn(line), m[2]
+				} else if q := quotedValue.FindString(msg); q != "" {
 					if found := r.byValue(q[1 : len(q)-1]); found != nil {
 						n, field = found, r.paths[found]
 					}
@@ -214,24 +220,113 @@ func secretField(t reflect.Type, field string) bool {
 	return found
 }
 
-// locate finds the node a yaml.v3 type error is about (by line) and returns
-// it with its path and the message without the line prefix.
-func (r *resolved) locate(msg string) (*yaml.Node, string, string) {
+// locate finds the node a yaml.v3 type error is about and returns it with
+// its path and the message without the line prefix. The message names the
+// line, the node's tag, its value (cut to seven characters) and the Go type
+// it was decoded into, not its column: of the nodes on that line not taken
+// by an earlier message of the same decode (used), the one with that tag
+// and value — whose field in t has that type, when several do — else the
+// last scalar on the line. A one-line flow mapping holds several.
+func (r *resolved) locate(msg string, t reflect.Type, used map[*yaml.Node]bool) (*yaml.Node, string, string) {
 	m := typeErrLine.FindStringSubmatch(msg)
 	if m == nil {
 		return r.node, "", msg
 	}
 	line, _ := strconv.Atoi(m[1])
-	var best *yaml.Node
-	for n := range r.paths {
-		if n.Line == line && n.Kind == yaml.ScalarNode && (best == nil || n.Column > best.Column) {
-			best = n
+	if path, rest, ok := strings.Cut(m[2], ": "); ok && !strings.HasPrefix(m[2], "cannot ") {
+		// A type's own unmarshaler names the path: "oauth.idp: must be …".
+		if n := r.find(path); n != nil && n.Line == line {
+			return n, path, rest
 		}
 	}
-	if best == nil {
+	var best, last *yaml.Node
+	bestTyped := false
+	tm := typeErrWhat.FindStringSubmatch(m[2])
+	for n, path := range r.paths {
+		if n.Line != line {
+			continue
+		}
+		if n.Kind == yaml.ScalarNode && (last == nil || n.Column > last.Column) {
+			last = n
+		}
+		if tm == nil || used[n] || n.ShortTag() != tm[1] || !valueMatches(n, tm[2]) {
+			continue
+		}
+		ft := typeAt(t, path)
+		typed := ft != nil && ft.String() == tm[3]
+		if best == nil || typed && !bestTyped || typed == bestTyped && n.Column < best.Column {
+			best, bestTyped = n, typed
+		}
+	}
+	switch {
+	case best != nil:
+	case last != nil:
+		best = last
+	default:
 		return &yaml.Node{Line: line}, "", m[2]
 	}
+	used[best] = true
 	return best, r.paths[best], m[2]
+}
+
+// typeAt is the type of the value at path ("oauth.callbackPort",
+// "args[2]", "env.TOKEN") below a value of type t, pointers taken off; nil
+// when the path leaves what t declares.
+func typeAt(t reflect.Type, path string) reflect.Type {
+	for path != "" && t != nil {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if rest, ok := strings.CutPrefix(path, "["); ok {
+			_, after, _ := strings.Cut(rest, "]")
+			if t.Kind() != reflect.Slice && t.Kind() != reflect.Array {
+				return nil
+			}
+			t, path = t.Elem(), strings.TrimPrefix(after, ".")
+			continue
+		}
+		name := path
+		if i := strings.IndexAny(path, ".["); i >= 0 {
+			name, path = path[:i], strings.TrimPrefix(path[i:], ".")
+		} else {
+			path = ""
+		}
+		switch t.Kind() {
+		case reflect.Map:
+			t = t.Elem()
+		case reflect.Struct:
+			var found reflect.Type
+			eachYAMLField(t, func(n string, f reflect.StructField) {
+				if n == name {
+					found = f.Type
+				}
+			})
+			t = found
+		default:
+			return nil
+		}
+	}
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+// typeErrWhat reads the tag, the quoted value (absent for a sequence or a
+// mapping) and the Go type of a yaml.v3 type error: "cannot unmarshal !!str `abc` into int".
+var typeErrWhat = regexp.MustCompile("^cannot unmarshal (!![a-z]+)(?: `([^`]*)`)? into (.+)$")
+
+// valueMatches reports whether n's value is the one a yaml.v3 message
+// quotes: whole, or its first seven characters and "..." when longer than
+// ten.
+func valueMatches(n *yaml.Node, quoted string) bool {
+	if n.Kind != yaml.ScalarNode {
+		return quoted == ""
+	}
+	if cut, ok := strings.CutSuffix(quoted, "..."); ok && len(n.Value) > 10 {
+		return strings.HasPrefix(n.Value, cut)
+	}
+	return n.Value == quoted
 }
 
 // byValue returns the scalar node holding value, nil when none does (or
@@ -249,6 +344,21 @@ func (r *resolved) byValue(value string) *yaml.Node {
 	return found
 }
 
+// firstOn returns the node that starts first on line (a node of that line
+// alone, without a column, when none does).
+func (r *resolved) firstOn(line int) *yaml.Node {
+	var first *yaml.Node
+	for n := range r.paths {
+		if n.Line == line && (first == nil || n.Column < first.Column) {
+			first = n
+		}
+	}
+	if first == nil {
+		return &yaml.Node{Line: line}
+	}
+	return first
+}
+
 // find returns the node at a field path ("env.TOKEN", "args[1]").
 func (r *resolved) find(field string) *yaml.Node {
 	for n, p := range r.paths {
@@ -259,18 +369,35 @@ func (r *resolved) find(field string) *yaml.Node {
 	return nil
 }
 
-var unmarshalerType = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
+var (
+	unmarshalerType   = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
+	mappingFieldsType = reflect.TypeOf((*MappingFields)(nil)).Elem()
+)
+
+// MappingFields is implemented by a configuration type that decodes itself
+// (a yaml.Unmarshaler: say, one that also takes a scalar) and whose mapping
+// form has its fields' keys and no others. The host checks such a mapping
+// as any struct's, so that an unknown key is reported at its own place with
+// the known keys; another type that decodes itself is left to its
+// unmarshaler.
+type MappingFields interface {
+	yaml.Unmarshaler
+	MappingFields()
+}
 
 // unknownFields reports mapping keys that have no field in t: strict decoding
 // with positions, which yaml.v3 only offers for whole documents.
 func unknownFields(n *yaml.Node, t reflect.Type, path string, add func(*yaml.Node, string, string)) {
+	self := func(t reflect.Type) bool {
+		return t.Implements(unmarshalerType) && !(t.Implements(mappingFieldsType) && n.Kind == yaml.MappingNode)
+	}
 	for t.Kind() == reflect.Pointer {
-		if t.Implements(unmarshalerType) {
+		if self(t) {
 			return
 		}
 		t = t.Elem()
 	}
-	if reflect.PointerTo(t).Implements(unmarshalerType) {
+	if self(reflect.PointerTo(t)) {
 		return
 	}
 	join := func(key string) string {

@@ -355,6 +355,16 @@ func TestBadFilesChangeNothing(t *testing.T) {
 		{"unknown plugin", "- id: a\n  name: probe\n- id: b\n  name: nope\n", `cordis.yml:4:9: entry "b": name: unknown plugin "nope" (known: `},
 		{"unknown key", "- id: a\n  name: probe\n  config:\n    lable: x\n", `cordis.yml:4:5: entry "a": config.lable: unknown key "lable" (known keys: argv, async, barrier, closer, count, `},
 		{"type", "- id: a\n  name: probe\n  config:\n    count: many\n", `cordis.yml:4:12: entry "a": config.count: cannot unmarshal !!str ` + "`many`" + ` into int`},
+		// One line of flow style: each type error at its own value.
+		{"type in flow style (a sequence)", "- id: a\n  name: probe\n  config: {count: 1, label: [x], barrier: nope, tools: [t]}\n", `cordis.yml:3:29: entry "a": config.label: cannot unmarshal !!seq into string`},
+		{"type in flow style (a value)", "- id: a\n  name: probe\n  config: {count: 1, label: [x], barrier: nope, tools: [t]}\n", `cordis.yml:3:43: entry "a": config.barrier: cannot unmarshal !!str ` + "`nope`" + ` into int`},
+		{"type in flow style (a long value)", "- id: a\n  name: probe\n  config: {label: a-long-label, count: a-long-count}\n", `cordis.yml:3:40: entry "a": config.count: cannot unmarshal !!str ` + "`a-long-...`" + ` into int`},
+		// A type that decodes itself (host.MappingFields): its unknown key
+		// and its own message at their places, beside the entry's others.
+		{"unknown key of a type that decodes itself", "- id: a\n  name: probe\n  config: {count: x, mode: {level: 1, lvl: 2}}\n", `cordis.yml:3:39: entry "a": config.mode.lvl: unknown key "lvl" (known keys: level, name)`},
+		{"its own message", "- id: a\n  name: probe\n  config: {count: x, mode: [1]}\n", `cordis.yml:3:28: entry "a": config.mode: must be false or a mapping of level and name`},
+		{"and the entry's other type error", "- id: a\n  name: probe\n  config: {count: x, mode: [1]}\n", `cordis.yml:3:19: entry "a": config.count: cannot unmarshal !!str ` + "`x`" + ` into int`},
+		{"a type error inside it", "- id: a\n  name: probe\n  config: {count: 1, mode: {level: high}}\n", `cordis.yml:3:36: entry "a": config.mode.level: cannot unmarshal !!str ` + "`high`" + ` into int`},
 		{"validate", "- id: a\n  name: probe\n  config:\n    count: -1\n", `cordis.yml:4:12: entry "a": config.count: must not be negative`},
 		{"duplicate id", "- id: a\n  name: probe\n- id: a\n  name: probe\n", `cordis.yml:3:3: entry "a": id: duplicate id (first used at cordis.yml:1:3)`},
 		{"a second id in an entry", "- id: a\n  name: probe\n  id: b\n", `cordis.yml:3:3: entry "a": duplicate key "id" in this entry (first at cordis.yml:1:3): keep one`},

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/harness-go/harness/host"
 	"github.com/harness-go/harness/host/jsexpr"
 	"github.com/harness-go/harness/internal/testkit/testlog"
@@ -138,9 +140,34 @@ type probe struct {
 	// Closer stores a host-wide io.Closer under this name (Context.PerHost);
 	// the one named "failing" fails to close.
 	Closer string `yaml:"closer"`
+	// Mode decodes itself (false, or a mapping of its fields), as
+	// mcp-client's oauth does.
+	Mode mode `yaml:"mode"`
 
 	ctx *host.Context
 }
+
+// mode is false or a mapping of level and name: a type that decodes itself
+// and whose mapping has its fields' keys (host.MappingFields).
+type mode struct {
+	Off   bool   `yaml:"-"`
+	Level int    `yaml:"level"`
+	Name  string `yaml:"name"`
+}
+
+func (m *mode) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode && n.Value == "false" {
+		*m = mode{Off: true}
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: mode: must be false or a mapping of level and name", n.Line)}}
+	}
+	type plain mode
+	return n.Decode((*plain)(m))
+}
+
+func (*mode) MappingFields() {}
 
 func (p *probe) Validate() error {
 	if p.Count < 0 {

@@ -66,7 +66,7 @@ var idpKeys = []string{"issuer", "tokenEndpoint", "clientId", "clientSecret", "i
 // UnmarshalYAML takes a mapping of the known keys (strict).
 func (p *IdP) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.MappingNode {
-		return fmt.Errorf("line %d: oauth.idp: must be a mapping of %s", n.Line, strings.Join(idpKeys, ", "))
+		return yamlError(n, "oauth.idp", "must be a mapping of %s", strings.Join(idpKeys, ", "))
 	}
 	if err := knownKeys(n, "oauth.idp", idpKeys); err != nil {
 		return err
@@ -79,10 +79,17 @@ func (p *IdP) UnmarshalYAML(n *yaml.Node) error {
 func knownKeys(n *yaml.Node, path string, keys []string) error {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if k := n.Content[i]; !slices.Contains(keys, k.Value) {
-			return fmt.Errorf("line %d: %s.%s: unknown key (the keys are %s)", k.Line, path, k.Value, strings.Join(keys, ", "))
+			return yamlError(k, path+"."+k.Value, "unknown key (the keys are %s)", strings.Join(keys, ", "))
 		}
 	}
 	return nil
+}
+
+// yamlError is an unmarshaler's error about node n at path: a
+// *yaml.TypeError, which the decoder keeps with the others of the entry,
+// and whose "line N: path: " the host reads to put it at n.
+func yamlError(n *yaml.Node, path, format string, args ...any) error {
+	return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %s: %s", n.Line, path, fmt.Sprintf(format, args...))}}
 }
 
 // validate checks oauth.idp.
@@ -109,6 +116,15 @@ func (p *IdP) validate(bad func(field, format string, args ...any)) {
 	}
 }
 
+// MappingFields tells the host that oauth's mapping has its fields' keys
+// (host.MappingFields): an unknown one is reported where it is.
+func (*OAuth) MappingFields() {}
+
+// MappingFields: as OAuth's.
+func (*IdP) MappingFields() {}
+
+var _, _ host.MappingFields = (*OAuth)(nil), (*IdP)(nil)
+
 // UnmarshalYAML takes false, true or a mapping of the known keys (strict:
 // any other key is an error naming it).
 func (o *OAuth) UnmarshalYAML(n *yaml.Node) error {
@@ -116,13 +132,13 @@ func (o *OAuth) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.ScalarNode {
 		var b bool
 		if err := n.Decode(&b); err != nil {
-			return fmt.Errorf("line %d: oauth: must be false, true or a mapping of %s", n.Line, strings.Join(oauthKeys, ", "))
+			return yamlError(n, "oauth", "must be false, true or a mapping of %s", strings.Join(oauthKeys, ", "))
 		}
 		o.Off = !b
 		return nil
 	}
 	if n.Kind != yaml.MappingNode {
-		return fmt.Errorf("line %d: oauth: must be false, true or a mapping of %s", n.Line, strings.Join(oauthKeys, ", "))
+		return yamlError(n, "oauth", "must be false, true or a mapping of %s", strings.Join(oauthKeys, ", "))
 	}
 	if err := knownKeys(n, "oauth", oauthKeys); err != nil {
 		return err
@@ -130,7 +146,7 @@ func (o *OAuth) UnmarshalYAML(n *yaml.Node) error {
 	type plain OAuth
 	var p plain
 	if err := n.Decode(&p); err != nil {
-		return fmt.Errorf("oauth: %w", err)
+		return err // a *yaml.TypeError as it is: the decoder keeps it with the entry's others
 	}
 	p.Set = true
 	*o = OAuth(p)
