@@ -89,6 +89,15 @@ func check(f *File, env jsexpr.Env, unique bool, secrets *secret.Set) checkResul
 		p := kind.New()
 		problems := e.decode(r, p)
 		secretValues(p).addTo(secrets)
+		if len(problems) > 0 && len(r.unset) > 0 {
+			// What the configuration lacks may be the keys left out: the
+			// entry depends on the environment, and fails alone when
+			// applied, as one whose template reads an unset variable does.
+			if !e.Disabled {
+				out.warnings = append(out.warnings, withUnset(problems, r.unset)...)
+			}
+			continue
+		}
 		if len(problems) > 0 {
 			out.errors = append(out.errors, problems...)
 			continue

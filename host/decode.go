@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,6 +38,30 @@ type Unset struct {
 	Pos   Pos
 	Field string // the full path, e.g. "config.env.TOKEN"
 	Vars  []string
+}
+
+// withUnset adds to each problem of an entry that the keys some !!js left
+// out (unset) may be why: "config.command: is required … (a !!js value is
+// undefined: process.env.CMD is not set)".
+func withUnset(problems []Problem, unset []Unset) []Problem {
+	var vars []string
+	for _, u := range unset {
+		for _, v := range u.Vars {
+			if v = jsexpr.EnvRef(v); !slices.Contains(vars, v) {
+				vars = append(vars, v)
+			}
+		}
+	}
+	note := " (a !!js value is undefined, its key left out: " + strings.Join(vars, ", ") + " not set)"
+	if len(vars) == 1 {
+		note = " (a !!js value is undefined, its key left out: " + vars[0] + " is not set)"
+	}
+	out := make([]Problem, len(problems))
+	for i, p := range problems {
+		p.Msg += note
+		out[i] = p
+	}
+	return out
 }
 
 // resolved is an entry's configuration after its !!js expressions were

@@ -155,6 +155,11 @@ func TestCheckReportsWarningsAndDuplicates(t *testing.T) {
   name: probe
   config:
     secret: !!js '`+"`Bearer ${process.env.NO_TOKEN}`"+`'
+- id: five
+  name: probe
+  config:
+    needsLabel: true
+    label: !!js process.env.NEEDED_LABEL
 `)
 	env := jsexpr.Env{Lookup: func(string) (string, bool) { return "", false }, Cwd: "/"}
 	r := host.Check(f, env, nil)
@@ -168,6 +173,10 @@ func TestCheckReportsWarningsAndDuplicates(t *testing.T) {
 	want := []string{
 		`cordis.yml:6:12: entry "one": config.label: undefined (UNSET_LABEL not set): the key is left out`,
 		`cordis.yml:19:13: entry "four": config.secret: !!js: process.env.NO_TOKEN is not set (used in a template literal)`,
+		// A key that is required, left out: the entry fails when applied,
+		// not the file.
+		`cordis.yml:24:12: entry "five": config.label: undefined (NEEDED_LABEL not set): the key is left out`,
+		`cordis.yml:23:5: entry "five": config.label: is required (a !!js value is undefined, its key left out: process.env.NEEDED_LABEL is not set)`,
 	}
 	if !slices.Equal(warnings, want) {
 		t.Fatalf("warnings\n%s\nwant\n%s", strings.Join(warnings, "\n"), strings.Join(want, "\n"))

@@ -434,7 +434,8 @@ func TestTemplateWithUnsetVariableFailsOnlyThatEntry(t *testing.T) {
 	fx := newFixture(t)
 	fx.env["PRESENT"] = "yes"
 	fx.mustLoad("- id: t\n  name: probe\n  config:\n    secret: !!js '`Bearer ${process.env.MCP_TOKEN}`'\n" +
-		"- id: bare\n  name: probe\n  config:\n    label: !!js process.env.ABSENT\n    secret: !!js process.env.PRESENT\n")
+		"- id: bare\n  name: probe\n  config:\n    label: !!js process.env.ABSENT\n    secret: !!js process.env.PRESENT\n" +
+		"- id: needs\n  name: probe\n  config:\n    needsLabel: true\n    label: !!js process.env.NEEDED\n")
 	fx.settle()
 	s := fx.state("t")
 	if s.State != host.Failed || !strings.Contains(s.Error, `cordis.yml:4:13: entry "t": config.secret: !!js: process.env.MCP_TOKEN is not set`) {
@@ -442,6 +443,11 @@ func TestTemplateWithUnsetVariableFailsOnlyThatEntry(t *testing.T) {
 	}
 	if strings.Contains(s.Error, "undefined") {
 		t.Fatalf("message %q", s.Error)
+	}
+	// A required key left out by an unset variable fails only its entry
+	// too, saying why.
+	if s := fx.state("needs"); s.State != host.Failed || !strings.Contains(s.Error, `config.label: is required (a !!js value is undefined, its key left out: process.env.NEEDED is not set)`) {
+		t.Fatalf("needs = %s %q", s.State, s.Error)
 	}
 	bare := fx.rec.instance("bare")
 	if fx.state("bare").State != host.Ready || bare.Label != "" || bare.Secret != "yes" {

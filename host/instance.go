@@ -85,6 +85,9 @@ func (h *Host) apply(e *entry, pred *instance) {
 		secretValues(plugin).addTo(h.secrets)
 	}
 	if len(problems) > 0 {
+		if r != nil && len(r.unset) > 0 {
+			problems = withUnset(problems, r.unset)
+		}
 		h.abort(inst, &LoadError{Problems: problems})
 		return
 	}

@@ -143,6 +143,8 @@ type probe struct {
 	// Mode decodes itself (false, or a mapping of its fields), as
 	// mcp-client's oauth does.
 	Mode mode `yaml:"mode"`
+	// NeedsLabel makes label required.
+	NeedsLabel bool `yaml:"needsLabel"`
 
 	ctx *host.Context
 }
@@ -172,6 +174,9 @@ func (*mode) MappingFields() {}
 func (p *probe) Validate() error {
 	if p.Count < 0 {
 		return host.FieldErrorf("count", "must not be negative")
+	}
+	if p.NeedsLabel && p.Label == "" {
+		return host.FieldErrorf("label", "is required")
 	}
 	return nil
 }

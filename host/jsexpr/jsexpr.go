@@ -120,6 +120,10 @@ func (n *envVar) eval(env *Env) (string, bool, string, error) {
 func (n *envVar) format(b *strings.Builder) { b.WriteString(envRef(n.name)) }
 
 // envRef is the canonical source form of a reference to variable name.
+// EnvRef is how a message names the variable name: process.env.NAME, or
+// process.env['NAME'] when it is not an identifier.
+func EnvRef(name string) string { return envRef(name) }
+
 func envRef(name string) string {
 	if isASCIIIdent(name) {
 		return "process.env." + name
