@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/harness-go/harness/fiber"
 	"github.com/harness-go/harness/host"
@@ -101,9 +103,14 @@ func serve(ctx context.Context, o *options, env Env) error {
 	_ = life.Go("problems", func(ctx context.Context) {
 		// Once settled (or at the --wait bound), say on stderr what went
 		// wrong: the client shows it in its server log.
+		// Then a line per event: an edit of cordis.yml refused, an entry
+		// that failed, what a reload changed.
 		select {
 		case <-gw.Ready():
+			r := followEvents(hs) // from before the report: nothing after it is missed
 			hs.reportProblems(!host.AllSettled(hs.host.Snapshot()))
+			<-ctx.Done()
+			r.stop()
 		case <-ctx.Done():
 		}
 	})
@@ -185,4 +192,17 @@ func serveHTTP(life *fiber.Fiber, srv *mcpserver.HTTPServer, env Env) error {
 		return exit(ExitFailure, "harness serve: %v", err)
 	}
 	return nil
+}
+
+// followEvents reports a line per host event on stderr from now on (what
+// came before is the start, which reportProblems tells), as run does in a
+// pipe: serve's stdout is the protocol's, and its client keeps
+// stderr in its log.
+func followEvents(hs *harness) *reporter {
+	r := &reporter{hs: hs, w: hs.env.Stderr, sub: hs.host.Subscribe(), done: make(chan struct{}),
+		plain: true, loaded: true, since: time.Now()}
+	r.caught = sync.NewCond(&r.mu)
+	r.seen = hs.host.Seq()
+	go r.loop()
+	return r
 }
