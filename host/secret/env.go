@@ -376,3 +376,86 @@ func equalFoldASCII(s, lower string) bool {
 	}
 	return true
 }
+
+// RedactArgs returns a command line with what [ArgCredentials] finds by
+// its place replaced by [Mask], whatever its length: the value of a flag
+// named like a credential (--password hunter2, --api-key=abc), of NAME=V
+// with a NAME of the scrub table, of a header "X-Api-Key: V", and the
+// password and credential query values of a URL in any argument. A short
+// value is no secret to look for in free text ([MinLen]), but here its
+// place says what it is. Tokens after "Bearer " are left to the set.
+func RedactArgs(args []string) []string {
+	out := slices.Clone(args)
+	for i, a := range args {
+		if strings.HasPrefix(a, "-") {
+			name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			switch {
+			case hasVal && isCredentialHeader(val):
+				h, _, _ := strings.Cut(val, ":") // --header=X-Api-Key: V
+				out[i] = a[:strings.IndexByte(a, '=')+1] + h + ": " + Mask
+			case len(name) < 2 || !credentialName(name):
+			case hasVal:
+				out[i] = a[:strings.IndexByte(a, '=')+1] + Mask
+			case i+1 < len(args) && !strings.HasPrefix(args[i+1], "-"):
+				out[i+1] = Mask
+			}
+		} else if name, _, ok := strings.Cut(a, "="); ok && !strings.ContainsAny(name, " /:") && Sensitive(name) {
+			out[i] = name + "=" + Mask
+		} else if isCredentialHeader(a) {
+			name, _, _ := strings.Cut(a, ":")
+			out[i] = name + ": " + Mask
+		}
+		if out[i] == args[i] {
+			for _, u := range urlsIn(a) {
+				out[i] = strings.Replace(out[i], u, RedactURL(u), 1)
+			}
+		}
+	}
+	return out
+}
+
+// RedactURL returns raw with the password of its user information and the
+// values of its query parameters named like credentials replaced by
+// [Mask], whatever their length; the rest as written.
+func RedactURL(raw string) string {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok || !validScheme(scheme) {
+		return raw
+	}
+	end := len(rest)
+	if e := strings.IndexAny(rest, "/?#"); e >= 0 {
+		end = e
+	}
+	if at := strings.LastIndex(rest[:end], "@"); at >= 0 {
+		if user, _, ok := strings.Cut(rest[:at], ":"); ok {
+			rest = user + ":" + Mask + rest[at:]
+		}
+	}
+	q := strings.IndexByte(rest, '?')
+	if q < 0 {
+		return scheme + "://" + rest
+	}
+	query, frag, hasFrag := strings.Cut(rest[q+1:], "#")
+	params := strings.Split(query, "&")
+	for j, p := range params {
+		name, _, ok := strings.Cut(p, "=")
+		if n, err := url.QueryUnescape(name); err == nil {
+			name = n
+		}
+		if ok && credentialName(name) {
+			params[j] = p[:strings.IndexByte(p, '=')+1] + Mask
+		}
+	}
+	out := scheme + "://" + rest[:q+1] + strings.Join(params, "&")
+	if hasFrag {
+		out += "#" + frag
+	}
+	return out
+}
+
+// isCredentialHeader reports whether a is a header "Name: V" named like a
+// credential.
+func isCredentialHeader(a string) bool {
+	name, _, ok := strings.Cut(a, ":")
+	return ok && name != "" && !strings.ContainsAny(name, " /") && credentialName(name)
+}

@@ -499,3 +499,37 @@ func BenchmarkRedactSecretLine(b *testing.B) {
 		}
 	}
 }
+
+// A credential in a command line or a URL is masked by its place, however
+// short: a free-text search cannot find a value of five letters, but the
+// flag or key before it says what it is. What is not a credential prints
+// as written.
+func TestRedactArgsAndURL(t *testing.T) {
+	t.Parallel()
+	args := []string{"--only", "echo", "--api-key=abc", "--password", "hunter2", "-p", "8080", "-e", "DB_PASSWORD=pw123",
+		"NODE_ENV=production", "--header=X-Api-Key: kkk", "-H", "Authorization: Bearer x1", "--db=mysql://u:pw@h:3306/db?sslmode=off&token=t1",
+		"--verbose"}
+	want := []string{"--only", "echo", "--api-key=" + secret.Mask, "--password", secret.Mask, "-p", "8080", "-e", "DB_PASSWORD=" + secret.Mask,
+		"NODE_ENV=production", "--header=X-Api-Key: " + secret.Mask, "-H", "Authorization: " + secret.Mask, "--db=mysql://u:" + secret.Mask + "@h:3306/db?sslmode=off&token=" + secret.Mask,
+		"--verbose"}
+	got := secret.RedactArgs(args)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("arg %d: %q, want %q", i, got[i], want[i])
+		}
+	}
+	if args[2] != "--api-key=abc" {
+		t.Error("RedactArgs changed its argument")
+	}
+	for raw, want := range map[string]string{
+		"http://127.0.0.1:1/mcp?access_token=tok&x=1#f": "http://127.0.0.1:1/mcp?access_token=" + secret.Mask + "&x=1#f",
+		"https://bob:pw@host/mcp":                       "https://bob:" + secret.Mask + "@host/mcp",
+		"https://bob@host/mcp?page=2":                   "https://bob@host/mcp?page=2",
+		"https://host/a@b?api%5Fkey=k":                  "https://host/a@b?api%5Fkey=" + secret.Mask,
+		"not a url":                                     "not a url",
+	} {
+		if got := secret.RedactURL(raw); got != want {
+			t.Errorf("RedactURL(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}

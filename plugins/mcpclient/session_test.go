@@ -275,7 +275,7 @@ func TestStatusURLHidesCredentials(t *testing.T) {
 	t.Parallel()
 	p := &Plugin{Config: Config{Transport: TransportHTTP, ServerName: "w", URL: "https://user:pa55word@example.com/mcp?x=1", Headers: map[string]string{"Authorization": "Bearer t"}}}
 	st := p.Status().(*Status)
-	if st.URL != "https://user:xxxxx@example.com/mcp?x=1" || st.Headers["Authorization"] != "<redacted>" || st.Phase != "configured" {
+	if st.URL != "https://user:<redacted>@example.com/mcp?x=1" || st.Headers["Authorization"] != "<redacted>" || st.Phase != "configured" {
 		t.Fatalf("status %+v", st)
 	}
 	lines := strings.Join(st.StatusLines(), "\n")

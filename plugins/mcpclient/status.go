@@ -104,8 +104,8 @@ func (p *Plugin) Status() any {
 	if s != nil {
 		cfg, red = s.config(), s.secrets
 	}
-	args := make([]string, len(cfg.Args))
-	for i, a := range cfg.Args {
+	args := secret.RedactArgs(cfg.Args) // a short credential too, by its place
+	for i, a := range args {
 		args[i] = red.Redact(a)
 	}
 	st := &Status{
@@ -127,7 +127,7 @@ func (p *Plugin) Status() any {
 		Tools:             map[string]string{},
 	}
 	if u, err := url.Parse(cfg.URL); err == nil && cfg.URL != "" {
-		st.URL = red.Redact(u.Redacted())
+		st.URL = red.Redact(secret.RedactURL(u.Redacted()))
 	}
 	if s != nil {
 		s.status(st, red)
