@@ -211,6 +211,7 @@ func New(reg *tools.Registry, opts Options) (*Gateway, error) {
 		g.waitReady(ctx)
 		// From now on a change is news to this client (stdio.go).
 		if s, ok := server.ClientSessionFromContext(ctx).(*stdioSession); ok {
+			s.listedAt.Store(g.published())
 			s.listed.Store(true)
 		}
 	})
@@ -454,6 +455,15 @@ func (g *Gateway) publish() {
 	g.mcp.SetTools(list...)
 	g.mu.Unlock()
 	g.log.Debug("served tool list replaced", "tools", len(list), "mode", mode)
+}
+
+// published is the number of served lists handed to mcp-go so far: read
+// under g.mu, where publish counts a list and hands it over in one step, so
+// that mcp-go serves the list it counts.
+func (g *Gateway) published() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.publishes.Load()
 }
 
 // servesFast reports whether the fast path may call name (fastcall.go):

@@ -288,6 +288,44 @@ func TestNoListChangedBeforeTheFirstList(t *testing.T) {
 	})
 }
 
+// A list_changed of a list the client has listed already is not sent:
+// one that mcp-go queued before the listing and the client reads after it
+// (here, one sent again with no new list), nor the same list announced
+// twice. A new list after it is announced once.
+func TestNoListChangedOfAListAlreadyListed(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, Options{})
+	r.register(text("one", "1"))
+	c := r.stdioClient()
+	c.initialize()
+	if got := names(c.list()); got != "one" {
+		t.Fatalf("the first list: %q", got)
+	}
+	const changed = "notifications/tools/list_changed"
+	r.gw.mcp.SendNotificationToAllClients(changed, nil) // of the list it has
+	r.register(text("two", "2"))
+	r.gw.mcp.SendNotificationToAllClients(changed, nil) // told already
+	// The session's notifications are written in order: once the last is
+	// read, every one before it was written or dropped.
+	r.gw.mcp.SendNotificationToAllClients("test/last", nil)
+	count := 0
+	for {
+		n := c.takeNote()
+		if n.Method == "test/last" {
+			break
+		}
+		if n.Method == changed {
+			count++
+		}
+	}
+	if count != 1 {
+		t.Fatalf("%d list_changed for one new list", count)
+	}
+	if got := names(c.list()); got != "one two" {
+		t.Fatalf("after the change: %q", got)
+	}
+}
+
 // list_changed reaches every session within 50 ms of a registry change
 // (docs/rfc/0005-gateway.md), and a burst of changes inside the window is
 // one notification. Measured on synctest's clock, where the gateway's own

@@ -65,17 +65,22 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	c.flushFn = c.flush
 	c.streamFn = c.stream
 	// Notifications (list_changed) are written as they come — but for a
-	// list_changed before the client's first tools/list was answered: what
-	// it lists then is the newest list already, and a client that connects
-	// while the entries start would get one per entry.
+	// list_changed before the client's first tools/list was answered, or of
+	// a list it has listed or been told of already: what it lists then is
+	// the newest list already, and a client that connects while the entries
+	// start would get one per entry.
 	notesDone := make(chan struct{})
 	go func() {
 		defer close(notesDone)
 		for {
 			select {
 			case n := <-sess.notes:
-				if n.Method == mcp.MethodNotificationToolsListChanged && !sess.listed.Load() {
-					continue
+				if n.Method == mcp.MethodNotificationToolsListChanged {
+					cur := g.published()
+					if !sess.listed.Load() || cur <= max(sess.listedAt.Load(), sess.told.Load()) {
+						continue // it listed this one already, or was told of it
+					}
+					sess.told.Store(cur)
 				}
 				c.send(mustEncode(n))
 			case <-c.quit:
@@ -139,6 +144,10 @@ type stdioSession struct {
 	// listed is set when the client's first tools/list takes its
 	// snapshot: a change after it is announced, one before it is not.
 	listed atomic.Bool
+	// listedAt is the gateway's publish (Gateway.published) its latest
+	// tools/list began at, told the last one a list_changed announced: a
+	// list_changed of a list the client has already had is not sent.
+	listedAt, told atomic.Int64
 
 	mu    sync.Mutex
 	level mcp.LoggingLevel // "": the client never asked for log messages
