@@ -438,7 +438,7 @@ func TestTemplateWithUnsetVariableFailsOnlyThatEntry(t *testing.T) {
 		"- id: needs\n  name: probe\n  config:\n    needsLabel: true\n    label: !!js process.env.NEEDED\n")
 	fx.settle()
 	s := fx.state("t")
-	if s.State != host.Failed || !strings.Contains(s.Error, `cordis.yml:4:13: entry "t": config.secret: !!js: process.env.MCP_TOKEN is not set`) {
+	if s.State != host.Failed || !strings.Contains(s.Error, `cordis.yml:4:13: config.secret: !!js: process.env.MCP_TOKEN is not set`) {
 		t.Fatalf("t = %s %q", s.State, s.Error)
 	}
 	if strings.Contains(s.Error, "undefined") {

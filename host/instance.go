@@ -88,6 +88,9 @@ func (h *Host) apply(e *entry, pred *instance) {
 		if r != nil && len(r.unset) > 0 {
 			problems = withUnset(problems, r.unset)
 		}
+		for i := range problems {
+			problems[i].Entry = "" // the entry's own state: whoever shows it names the entry
+		}
 		h.abort(inst, &LoadError{Problems: problems})
 		return
 	}
