@@ -158,7 +158,10 @@ func TestOAuthOffAndStaticHeader(t *testing.T) {
 	hx := newHarness(t)
 	provideOAuth(t, hx.H, OAuthOptions{StoreDir: t.TempDir()})
 	hx.mustLoad(yml(httpEntry("web", "web", url, map[string]any{"oauth": false})))
-	hx.wantState("web", host.Failed, "HTTP 401", "WWW-Authenticate: Bearer", "resource_metadata")
+	e := hx.wantState("web", host.Failed, "HTTP 401", "WWW-Authenticate: Bearer", "resource_metadata")
+	if strings.Contains(e.Error, "initialize: initialize") || strings.Contains(e.Error, "server/discover: server/discover") {
+		t.Errorf("a step named twice: %s", e.Error)
+	}
 
 	// A token from elsewhere, as a static header: no OAuth at all.
 	rec := loginInto(t, t.TempDir(), url)

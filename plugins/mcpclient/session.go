@@ -177,21 +177,21 @@ func (s *session) handshake(life, ctx context.Context) error {
 		if err = s.discover(ctx); err != nil && refusal(err, true) {
 			s.log.Debug("the server refused server/discover; trying initialize", "err", err)
 			if ierr := s.initialize(ctx); ierr != nil {
-				return fmt.Errorf("server/discover: %w; initialize: %w", s.explain(err), s.explain(ierr))
+				return fmt.Errorf("%w; %w", stepError("server/discover", s.explain(err)), stepError("initialize", s.explain(ierr)))
 			}
 			err = nil
 		} else if err != nil {
-			return fmt.Errorf("server/discover: %w", s.explain(err))
+			return stepError("server/discover", s.explain(err))
 		}
 	default:
 		if err = s.initialize(ctx); err != nil && s.opts.strategy == ProtocolAuto && refusal(err, false) {
 			s.log.Debug("the server refused the initialize handshake; trying server/discover", "err", err)
 			if derr := s.discover(ctx); derr != nil {
-				return fmt.Errorf("initialize: %w; server/discover: %w", s.explain(err), s.explain(derr))
+				return fmt.Errorf("%w; %w", stepError("initialize", s.explain(err)), stepError("server/discover", s.explain(derr)))
 			}
 			err = nil
 		} else if err != nil {
-			return fmt.Errorf("initialize: %w", s.explain(err))
+			return stepError("initialize", s.explain(err))
 		}
 	}
 	if s.modern() {
@@ -485,6 +485,15 @@ func (s *session) explain(err error) error {
 	default:
 	}
 	return err
+}
+
+// stepError names the handshake's step in err, unless err names it
+// already (an HTTP error says which request it answered): the step once.
+func stepError(step string, err error) error {
+	if strings.HasPrefix(err.Error(), step+": ") {
+		return err
+	}
+	return fmt.Errorf("%s: %w", step, err)
 }
 
 // modern reports whether the session speaks the stateless protocol.
