@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/harness-go/harness/host/jsexpr"
+	"github.com/harness-go/harness/host/secret"
 )
 
 // FieldError is a configuration error about one key. Validate methods return
@@ -214,9 +215,10 @@ var quotedValue = regexp.MustCompile("`[^`]*`")
 
 // hideValue removes the value a yaml.v3 message quotes when it could be a
 // secret's (the redaction cannot match a value yaml.v3 cut short): one !!js
-// made, one below a field of v tagged secret, or one whose key is unknown.
+// made, one below a field of v tagged secret, one whose key is unknown, or
+// one that looks like a credential itself (a token, "Bearer …").
 func (r *resolved) hideValue(n *yaml.Node, field, msg string, v any) string {
-	if n == r.node || r.js[n] || secretField(reflect.TypeOf(v), field) {
+	if n == r.node || r.js[n] || secretField(reflect.TypeOf(v), field) || n != nil && secret.LooksLikeCredential(n.Value) {
 		return quotedValue.ReplaceAllString(msg, "(value not shown)")
 	}
 	return msg

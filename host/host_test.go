@@ -756,6 +756,7 @@ func TestTypeErrorsDoNotQuoteSecrets(t *testing.T) {
 		{"secret map", `headers: "Bearer abcdefgh"`, `config.headers: cannot unmarshal !!str (value not shown) into map[string]string`, "Bearer"},
 		{"secret string", "token: [tok_abcdefgh]", `cannot unmarshal !!seq into string`, "tok_abc"},
 		{"plain", "count: many", "config.count: cannot unmarshal !!str `many` into int", ""},
+		{"a token in a plain field", "count: sk-lite-Abcdef0123456789", `config.count: cannot unmarshal !!str (value not shown) into int`, "sk-lite"},
 		// An explicit tag: yaml.v3 quotes the whole value, and says nothing
 		// of where.
 		{"tagged secret", "headers: {A: !!int sk-live-INTTAG-1234}", "cordis.yml:4:18: entry \"a\": config.headers.A: yaml: cannot decode !!str (value not shown) as a !!int", "INTTAG"},
