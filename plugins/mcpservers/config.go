@@ -73,6 +73,10 @@ func (sv *server) build() {
 		}
 		return n
 	}
+	sv.checkNUL()
+	if len(sv.s.Problems) > 0 {
+		return
+	}
 	add("transport", plain("!!str", sv.transport, pos))
 	if sv.command != nil {
 		if sv.cwd == nil {
@@ -119,6 +123,30 @@ func (sv *server) build() {
 	}
 	if len(sv.s.Problems) == 0 {
 		sv.s.Config = m
+	}
+}
+
+// checkNUL refuses a NUL in what starts the program — the command, an
+// argument, the cwd, a name or value of env: exec cannot pass one, so the
+// server could never start, whatever cordis.yml says.
+func (sv *server) checkNUL() {
+	const why = "holds a NUL byte (\\0): no program can be started with one"
+	check := func(field string, v *value) {
+		if v != nil && strings.ContainsRune(v.text, 0) {
+			sv.problem(v.pos, field, why)
+		}
+	}
+	check("command", sv.command)
+	for i, a := range sv.args {
+		check(fmt.Sprintf("args[%d]", i), a)
+	}
+	check("cwd", sv.cwd)
+	for _, p := range sv.env {
+		if strings.ContainsRune(p.key, 0) {
+			sv.problem(p.val.pos, "env", "the name %q %s", p.key, why)
+			continue
+		}
+		check("env."+p.key, p.val)
 	}
 }
 

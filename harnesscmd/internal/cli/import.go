@@ -33,8 +33,9 @@ envFile) are named on stderr. A server the file switches off is written
 with disabled: true. To follow the file itself as it changes, use an
 mcp-servers entry instead (README).
 
-Exits 0; 1 when a server was left out (it cannot run as written: stderr
-says why); 2 on a usage error or a file that does not load.
+Exits 0 (a file whose list of servers is empty is said on stderr); 1 when
+a server was left out (it cannot run as written: stderr says why); 2 on a
+usage error or a file that does not load.
 `
 
 // importServers prints the entries of the servers of the files named.
@@ -56,6 +57,11 @@ func importServers(o *options, env Env) error {
 	}
 	out, problems := mcpservers.Entries(files)
 	for _, f := range files {
+		if len(f.Servers) == 0 {
+			// Not an error (the list is there, and empty), but an
+			// append that adds nothing should not pass unnoticed.
+			say(env.Stderr, o, "warn", "harness import: "+safe.Line(f.Path)+" holds no MCP servers")
+		}
 		for _, n := range f.Notes {
 			say(env.Stderr, o, "warn", "harness import: "+safe.Line(n.String()))
 		}

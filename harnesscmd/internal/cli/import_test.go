@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"gopkg.in/yaml.v3"
+
 	_ "github.com/harness-go/harness/plugins/mcpclient"
 )
 
@@ -134,5 +136,70 @@ func TestValidateReadsServersFiles(t *testing.T) {
 	code, out, errOut = validate("{\"mcpServers\": {\n  \"a\": {\"command\": 1 2}}}")
 	if code != ExitOK || out != "ok\n" || !strings.Contains(errOut, ".mcp.json:2:") || !strings.Contains(errOut, "invalid JSON") {
 		t.Fatalf("a file that does not read: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// Control characters in a file's names and values reach neither the
+// terminal nor cordis.yml raw: the output validates once appended and
+// reads back the same values; a NUL in a command leaves that server out,
+// naming it; a file whose list of servers is empty is said.
+func TestImportEscapes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	config := filepath.Join(dir, "cordis.yml")
+	write := func(name, content string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	main := func(args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		code := Main(context.Background(), append([]string{"-c", config}, args...), Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
+		return code, out.String(), errOut.String()
+	}
+
+	ctl := write("ctl.json", `{"mcpServers": {
+  "t\u0007x\u001b[31m": {"command": "y", "args": ["a\u001bb", "c\u202ed"], "env": {"K\u0001": "v\u0002\n"}},
+  "nul": {"command": "c\u0000d"}
+}}`)
+	code, out, errOut := main("import", ctl)
+	if code != ExitFailure || !strings.Contains(errOut, `server "nul": command: holds a NUL byte`) || !strings.Contains(errOut, "left out") {
+		t.Fatalf("exit %d, want 1 with the NUL server left out; stderr:\n%s", code, errOut)
+	}
+	if strings.ContainsFunc(out, func(r rune) bool { return r != '\n' && (r < 0x20 || r == 0x7f || r == 0x202e) }) {
+		t.Fatalf("a raw control character in the output:\n%q", out)
+	}
+	if !strings.HasPrefix(out, `# t\x07x\x1b[31m: from `) || strings.Contains(out, "id: nul") {
+		t.Fatalf("output:\n%s", out)
+	}
+	var back []struct {
+		Config struct {
+			Args []string
+			Env  map[string]string
+		}
+	}
+	if err := yaml.Unmarshal([]byte(out), &back); err != nil || len(back) != 1 {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if c := back[0].Config; len(c.Args) != 2 || c.Args[0] != "a\x1bb" || c.Args[1] != "c\u202ed" || c.Env["K\x01"] != "v\x02\n" {
+		t.Fatalf("read back %q", c)
+	}
+	write("cordis.yml", out)
+	if code, vout, verr := main("validate"); code != ExitOK || vout != "ok\n" {
+		t.Fatalf("validate: exit %d\n%s%s\n%s", code, vout, verr, out)
+	}
+
+	for _, empty := range []string{
+		write("empty.json", `{"mcpServers": {}}`),
+		write("mcp.json", `{"servers": {}}`),
+		write("config.toml", "[mcp_servers]\n"),
+	} {
+		code, out, errOut := main("import", empty)
+		if code != ExitOK || out != "" || errOut != "harness import: "+empty+" holds no MCP servers\n" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", empty, code, out, errOut)
+		}
 	}
 }
