@@ -1,6 +1,7 @@
 package host
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -128,4 +129,27 @@ func check(f *File, env jsexpr.Env, unique bool, secrets *secret.Set) checkResul
 		}
 	}
 	return out
+}
+
+// CheckChildren checks the children an entry would list
+// ([Context.SetChildren]) as [Check] checks the entries of a file, applying
+// nothing: for `harness validate`, which reads an mcp-servers entry's file
+// as the entry will. A child with Err is left out (its source said why).
+func CheckChildren(parent *Entry, children []Child, env jsexpr.Env, secrets *secret.Set) Report {
+	list, err := childEntries(parent, children)
+	if err != nil {
+		var le *LoadError
+		if errors.As(err, &le) {
+			return Report{Errors: le.Problems}
+		}
+		return Report{Errors: []Problem{{Pos: parent.Pos, Entry: parent.ID, Msg: err.Error()}}}
+	}
+	var live []*Entry
+	for _, e := range list {
+		if e.fault == nil {
+			live = append(live, e)
+		}
+	}
+	r := check(&File{Entries: live}, env, false, secrets)
+	return Report{Errors: r.errors, Warnings: r.warnings}
 }

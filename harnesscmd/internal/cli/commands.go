@@ -338,7 +338,7 @@ func validate(o *options, env Env) error {
 	for _, w := range report.Warnings {
 		say(env.Stderr, o, "warn", "warning: "+safe.Line(w.Error()))
 	}
-	for _, w := range serversWarnings(f) {
+	for _, w := range serversWarnings(f, *jsEnv(env), env.secrets) {
 		say(env.Stderr, o, "warn", "warning: "+safe.Line(w))
 	}
 	if len(problems) > 0 {

@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/host/jsexpr"
+	"github.com/harness-go/harness/host/secret"
 	"github.com/harness-go/harness/internal/safe"
 	"github.com/harness-go/harness/plugins/mcpservers"
 )
@@ -127,7 +130,7 @@ func warnTaken(o *options, env Env, files []*mcpservers.File) {
 // or one of its servers (it cannot run as written) is a warning of
 // validate, which checks cordis.yml — the servers' file is read again
 // whenever it changes, and a broken one fails that entry alone.
-func serversWarnings(f *host.File) []string {
+func serversWarnings(f *host.File, env jsexpr.Env, secrets *secret.Set) []string {
 	if f == nil {
 		return nil
 	}
@@ -140,8 +143,9 @@ func serversWarnings(f *host.File) []string {
 			continue
 		}
 		var c struct {
-			Path   string `yaml:"path"`
-			Format string `yaml:"format"`
+			Path         string   `yaml:"path"`
+			Format       string   `yaml:"format"`
+			Only, Except []string `yaml:",omitempty"`
 		}
 		if e.Config.Decode(&c) != nil || c.Path == "" {
 			continue // the entry's own check says what is wrong
@@ -160,10 +164,23 @@ func serversWarnings(f *host.File) []string {
 			out = append(out, fmt.Sprintf("entry %q: %v", e.ID, err))
 			continue
 		}
+		var children []host.Child
 		for _, s := range sf.Servers {
 			for _, p := range s.Problems {
 				out = append(out, fmt.Sprintf("entry %q: %s", e.ID, p.Error()))
 			}
+			named := func(list []string) bool { return slices.Contains(list, s.Name) || slices.Contains(list, s.ServerName) }
+			if len(s.Problems) > 0 || s.Off || len(c.Only) > 0 && !named(c.Only) || named(c.Except) {
+				continue
+			}
+			children = append(children, host.Child{Name: s.ServerName, Kind: mcpservers.ClientKind, Config: s.Config, Dir: sf.Workspace,
+				Pos: host.Pos{File: s.Pos.File, Line: s.Pos.Line, Col: s.Pos.Col}})
+		}
+		// Each server as its child entry will be checked: a variable
+		// it needs that is not set, a value of the wrong kind.
+		r := host.CheckChildren(e, children, env, secrets)
+		for _, p := range append(r.Errors, r.Warnings...) {
+			out = append(out, p.Error())
 		}
 	}
 	return out

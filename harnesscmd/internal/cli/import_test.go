@@ -133,6 +133,13 @@ func TestValidateReadsServersFiles(t *testing.T) {
 	if code != ExitOK || out != "ok\n" || !strings.Contains(errOut, `warning: entry "files": `) || !strings.Contains(errOut, `.mcp.json:3:19: server "old": type: the legacy HTTP+SSE transport is not supported`) {
 		t.Fatalf("a server that cannot run: exit %d\n%s%s", code, out, errOut)
 	}
+	// A variable a server needs, unset: a warning naming the child entry,
+	// the variable and the line of the servers' file.
+	code, out, errOut = validate("{\"mcpServers\": {\n  \"a\": {\"command\": \"x\"},\n  \"two\": {\"command\": \"x\", \"env\": {\"T\": \"${HARNESS_TEST_UNSET_VAR}\"}}}}")
+	if code != ExitOK || out != "ok\n" || !strings.Contains(errOut, `.mcp.json:3:`) ||
+		!strings.Contains(errOut, `entry "files/two": config.env.T: !!js: process.env.HARNESS_TEST_UNSET_VAR is not set`) {
+		t.Fatalf("a server whose variable is not set: exit %d\n%s%s", code, out, errOut)
+	}
 	code, out, errOut = validate("{\"mcpServers\": {\n  \"a\": {\"command\": 1 2}}}")
 	if code != ExitOK || out != "ok\n" || !strings.Contains(errOut, ".mcp.json:2:") || !strings.Contains(errOut, "invalid JSON") {
 		t.Fatalf("a file that does not read: exit %d\n%s%s", code, out, errOut)
