@@ -418,7 +418,8 @@ var levels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelI
 
 // Main runs the harness command line and returns the exit code. When a
 // write to stdout finds its reader gone, the run shuts down as on a signal
-// and the code is ExitBrokenPipe.
+// and the code is ExitBrokenPipe; when a write to stdout fails otherwise,
+// the command's success is ExitFailure, with the write's error on stderr.
 func Main(ctx context.Context, args []string, env Env) (code int) {
 	if env.Lookup == nil {
 		env.Lookup = os.LookupEnv
@@ -433,7 +434,7 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 	env.Stderr = env.secrets.Writer(env.Stderr)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	stdout := &brokenPipeWatch{w: env.Stdout, cancel: cancel}
+	stdout := &stdoutWatch{w: env.Stdout, cancel: cancel}
 	env.Stdout = stdout
 	defer func() {
 		if stdout.broken.Load() {
@@ -458,9 +459,12 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 		case o.command != "help" && o.explicit:
 			topic = o.command
 		}
-		return printHelp(env.Stdout, env.Stderr, topic)
+		if code := printHelp(env.Stdout, env.Stderr, topic); code != ExitOK {
+			return code
+		}
+		return report(env.Stderr, o, stdout.lost(nil))
 	}
-	return report(env.Stderr, o, dispatch(ctx, o, env))
+	return report(env.Stderr, o, stdout.lost(dispatch(ctx, o, env)))
 }
 
 // report writes what a command's error says on stderr (a usage error with

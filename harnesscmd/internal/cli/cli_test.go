@@ -270,7 +270,10 @@ func TestConsoleCommands(t *testing.T) {
 	s.send("/restart echo")
 	s.out.waitFor(t, "restarting echo")
 	s.send("/restart nope")
-	s.errOut.waitFor(t, `restart: restart "nope": unknown entry`)
+	s.errOut.waitFor(t, `restart "nope": unknown entry`)
+	if strings.Contains(s.errOut.String(), `restart: restart`) {
+		t.Fatalf("/restart names itself twice:\n%s", s.errOut)
+	}
 	s.send("/call nope")
 	s.errOut.waitFor(t, `unknown tool "nope"`)
 	s.send("/call echo {not json")

@@ -27,7 +27,13 @@ func (c *console) builtins() []*command {
 				return errors.New("usage: /restart ID")
 			}
 			if err := hs.host.Restart(ctx, id); err != nil {
-				return fmt.Errorf("restart: %w", err)
+				// The host's refusals name the operation and the entry
+				// (restart "nosuch": unknown entry); the others (the host
+				// closed, ctx ended) get them here.
+				if !strings.HasPrefix(err.Error(), fmt.Sprintf("restart %q: ", id)) {
+					err = fmt.Errorf("restart %q: %w", id, err)
+				}
+				return err
 			}
 			fmt.Fprintf(c.stdout(), "restarting %s\n", safe.Line(id))
 			return nil

@@ -9,6 +9,8 @@ import (
 	"github.com/harness-go/harness/internal/oauth"
 	"github.com/harness-go/harness/internal/safe"
 	"github.com/harness-go/harness/plugins/agent"
+	"github.com/harness-go/harness/plugins/mcpserver"
+	"github.com/harness-go/harness/plugins/web"
 )
 
 // The advice this command adds for people. Errors say what went wrong and
@@ -66,6 +68,18 @@ func loopHint(err error) string {
 func registrationHint(err error) string {
 	if errors.Is(err, oauth.ErrNoRegistration) {
 		return "; register an OAuth app with it and set oauth.clientId (and oauth.clientSecret if it gives one) on the entry"
+	}
+	return ""
+}
+
+// listenHint is the advice for an --http address that CheckListen refused
+// because other machines could reach it without a token of the person's
+// (ErrNeedsToken, of serve or of web), after a "; " ("" for an address that
+// does not parse: its error already says what an address looks like).
+// token names the token and where it is set.
+func listenHint(err error, token string) string {
+	if errors.Is(err, mcpserver.ErrNeedsToken) || errors.Is(err, web.ErrNeedsToken) {
+		return "; set " + token + " or listen on 127.0.0.1"
 	}
 	return ""
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/harness-go/harness/internal/loop"
 	"github.com/harness-go/harness/internal/oauth"
 	"github.com/harness-go/harness/plugins/agent"
+	"github.com/harness-go/harness/plugins/mcpserver"
+	"github.com/harness-go/harness/plugins/web"
 )
 
 // The advice comes from the error's sentinel, wherever it sits in the
@@ -51,6 +53,10 @@ func TestErrorHints(t *testing.T) {
 		{"no registration", registrationHint(fmt.Errorf("the authorization server x cannot register this client: y: %w", oauth.ErrNoRegistration)), "; register an OAuth app with it and set oauth.clientId (and oauth.clientSecret if it gives one) on the entry"},
 		{"another login failure", registrationHint(errors.New("denied")), ""},
 		{"a login", loginHint("gh"), "run `harness login gh`"},
+		{"serve without a token", listenHint(mcpserver.CheckListen("0.0.0.0:8750", ""), "a token"), "; set a token or listen on 127.0.0.1"},
+		{"web without a token", listenHint(web.CheckListen("0.0.0.0:8751", false), "a token"), "; set a token or listen on 127.0.0.1"},
+		{"serve, not an address", listenHint(mcpserver.CheckListen("notanaddr", ""), "a token"), ""},
+		{"web, not an address", listenHint(web.CheckListen("notanaddr", false), "a token"), ""},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, tc.got, tc.want)

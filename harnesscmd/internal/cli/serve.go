@@ -136,7 +136,7 @@ func serveFlagsOf(o *options, env Env) (serveFlags, error) {
 	}
 	if f.http != "" {
 		if err := mcpserver.CheckListen(f.http, f.token); err != nil {
-			return f, usagef("%v; set a token (--token or %s) or listen on 127.0.0.1", err, TokenEnv)
+			return f, usagef("%v%s", err, listenHint(err, "a token (--token or "+TokenEnv+")"))
 		}
 	}
 	return f, nil

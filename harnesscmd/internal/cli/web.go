@@ -86,7 +86,7 @@ func serveWeb(ctx context.Context, o *options, env Env) error {
 	}
 	env.secrets.Add(token)
 	if err := web.CheckListen(addr, chosen); err != nil {
-		return usagef("%v; set a token of your own (--token or %s) or listen on 127.0.0.1", err, WebTokenEnv)
+		return usagef("%v%s", err, listenHint(err, "a token of your own (--token or "+WebTokenEnv+")"))
 	}
 	hs, file, err := boot(o, env)
 	if err != nil {
