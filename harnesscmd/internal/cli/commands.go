@@ -91,6 +91,11 @@ func callTool(ctx context.Context, hs *harness, progress *reporter) error {
 	progressLine := newProgressLine(hs, hs.env.Stderr)
 	res := hs.tools.Execute(tools.WithFront(ctx, &noteFront{hs: hs, who: "harness call", progress: progressLine}), name, args)
 	progressLine.clear()
+	if ctx.Err() != nil {
+		// A signal ended the call: the tool's "cancelled" is no result of
+		// its own to print.
+		return exit(ExitFailure, "harness call: the call to %q was cancelled: %v", safe.Line(name), context.Cause(ctx))
+	}
 	writeResult(hs.env.Stdout, res, hs.o.json)
 	// The call did not wait for the other entries: only failures count.
 	bad := hs.report(false, true)
