@@ -13,15 +13,18 @@ import (
 func (c *console) builtins() []*command {
 	hs := c.hs
 	return []*command{
-		{name: "/tools", help: "list the tools", run: func(_ context.Context, args string) error {
+		{name: "/tools", args: "[--json]", help: "list the tools", run: func(_ context.Context, args string) error {
+			if args != "" && args != "--json" {
+				return errors.New("usage: /tools [--json]")
+			}
 			writeTools(hs.ourStdout(), hs.tools, args == "--json")
 			return nil
 		}},
 		{name: "/call", args: "NAME [JSON]", help: "call a tool", complete: hs.tools.Names, run: c.call},
-		{name: "/status", help: "show every entry", run: func(context.Context, string) error {
+		{name: "/status", help: "show every entry", run: noArguments("/status", func(context.Context, string) error {
 			writeStatusText(hs.ourStdout(), hs.host.Snapshot(), hs.tools)
 			return nil
-		}},
+		})},
 		{name: "/restart", args: "ID", help: "restart an entry", complete: c.entryIDs, run: func(ctx context.Context, id string) error {
 			if id == "" {
 				return errors.New("usage: /restart ID")
@@ -58,17 +61,28 @@ func (c *console) builtins() []*command {
 			}
 			return nil
 		}},
-		{name: "/reload", help: "re-read cordis.yml now", run: func(ctx context.Context, _ string) error {
+		{name: "/reload", help: "re-read cordis.yml now", run: noArguments("/reload", func(ctx context.Context, _ string) error {
 			// A refusal is reported as an event, with the problems.
 			_, _ = hs.host.LoadFile(ctx, hs.o.config, true)
 			return nil
-		}},
+		})},
 		{name: "/help", help: "this list", run: func(context.Context, string) error {
 			fmt.Fprint(c.stdout(), c.help())
 			return nil
 		}},
 		{name: "/quit", help: "shut down", run: func(context.Context, string) error { return errQuit }},
 		{name: "/exit", run: func(context.Context, string) error { return errQuit }},
+	}
+}
+
+// noArguments is run for a command that takes no arguments: given some, it
+// says so rather than ignore them (as the command line does).
+func noArguments(name string, run func(context.Context, string) error) func(context.Context, string) error {
+	return func(ctx context.Context, args string) error {
+		if args != "" {
+			return fmt.Errorf("usage: %s takes no arguments", name)
+		}
+		return run(ctx, args)
 	}
 }
 

@@ -25,7 +25,7 @@ func TestConsoleHelpIsTheTable(t *testing.T) {
 	t.Parallel()
 	c := newConsole(&harness{tools: nil}, nil, nil)
 	want := `commands:
-  /tools              list the tools
+  /tools [--json]     list the tools
   /call NAME [JSON]   call a tool
   /status             show every entry
   /restart ID         restart an entry
@@ -418,7 +418,7 @@ func testLogger(t *testing.T) *slog.Logger {
 func TestConsoleRepliesAsJSONRecords(t *testing.T) {
 	t.Parallel()
 	s := start(t, "- id: echo\n  name: echo\n", false, "--log-format", "json", "--log-level", "info")
-	for _, line := range []string{"/restart nope", "/frob", "/call echo [1]", "/call nope {}", "hello", "/quit"} {
+	for _, line := range []string{"/restart nope", "/frob", "/call echo [1]", "/call nope {}", "hello", "/status now", "/tools all", "/quit"} {
 		s.send(line)
 	}
 	if code := s.exit(); code != 0 {
@@ -433,7 +433,8 @@ func TestConsoleRepliesAsJSONRecords(t *testing.T) {
 		msgs = append(msgs, rec.Msg)
 	}
 	all := strings.Join(msgs, "\n")
-	for _, want := range []string{`restart "nope": unknown entry`, `unknown command "/frob"`, "the arguments are not a JSON object; sending {}", `unknown tool "nope"`, "no agent entry in "} {
+	for _, want := range []string{`restart "nope": unknown entry`, `unknown command "/frob"`, "the arguments are not a JSON object; sending {}", `unknown tool "nope"`, "no agent entry in ",
+		"usage: /status takes no arguments", "usage: /tools [--json]"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no record says %q:\n%s", want, all)
 		}
