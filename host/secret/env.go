@@ -281,25 +281,54 @@ func schemeByte(c byte) bool {
 // and the token after "Bearer " or "Basic " ([authTokens]).
 func ArgCredentials(args []string) []string {
 	var out []string
-	for i, a := range args {
-		if strings.HasPrefix(a, "-") {
-			name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
-			switch {
-			case len(name) < 2 || !credentialName(name):
-			case hasVal:
-				out = append(out, val)
-			case i+1 < len(args) && !strings.HasPrefix(args[i+1], "-"):
-				out = append(out, args[i+1])
-			}
-		} else if name, val, ok := strings.Cut(a, "="); ok && !strings.ContainsAny(name, " /:") && Sensitive(name) {
-			out = append(out, val)
-		} else if name, val, ok := strings.Cut(a, ":"); ok && !strings.ContainsAny(name, " /") && credentialName(name) {
-			out = append(out, strings.TrimSpace(val)) // a header: "X-Api-Key: V"
-		}
+	for _, sp := range argCredentialSpans(args) {
+		out = append(out, strings.TrimSpace(args[sp.arg][sp.from:]))
+	}
+	for _, a := range args {
 		for _, u := range urlsIn(a) {
 			out = append(out, URLCredentials(u)...)
 		}
 		out = append(out, authTokens(a)...)
+	}
+	return out
+}
+
+// argSpan is a credential a command line holds by its place: the end of
+// argument arg from byte from (0: all of it).
+type argSpan struct{ arg, from int }
+
+// argCredentialSpans finds, in order, the values of flags named like a
+// credential (--api-key=V, --token V; never a one-letter flag), of NAME=V
+// with a NAME of the scrub table, and of a header "Name: V" named like a
+// credential, alone or as a flag's value (-H "X-Api-Key: V",
+// --header=X-Api-Key: V): what ArgCredentials returns and RedactArgs masks.
+func argCredentialSpans(args []string) []argSpan {
+	var out []argSpan
+	header := func(i, at int) { // a header "Name: V" at args[i][at:]
+		colon := at + strings.IndexByte(args[i][at:], ':') + 1
+		for colon < len(args[i]) && args[i][colon] == ' ' {
+			colon++
+		}
+		out = append(out, argSpan{i, colon})
+	}
+	for i, a := range args {
+		if strings.HasPrefix(a, "-") {
+			name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			eq := strings.IndexByte(a, '=') + 1
+			switch {
+			case hasVal && isCredentialHeader(val):
+				header(i, eq)
+			case len(name) < 2 || !credentialName(name):
+			case hasVal:
+				out = append(out, argSpan{i, eq})
+			case i+1 < len(args) && !strings.HasPrefix(args[i+1], "-"):
+				out = append(out, argSpan{i + 1, 0})
+			}
+		} else if name, _, ok := strings.Cut(a, "="); ok && !strings.ContainsAny(name, " /:") && Sensitive(name) {
+			out = append(out, argSpan{i, len(name) + 1})
+		} else if isCredentialHeader(a) {
+			header(i, 0)
+		}
 	}
 	return out
 }
@@ -386,26 +415,11 @@ func equalFoldASCII(s, lower string) bool {
 // place says what it is. Tokens after "Bearer " are left to the set.
 func RedactArgs(args []string) []string {
 	out := slices.Clone(args)
+	for _, sp := range argCredentialSpans(args) {
+		out[sp.arg] = args[sp.arg][:sp.from] + Mask
+	}
 	for i, a := range args {
-		if strings.HasPrefix(a, "-") {
-			name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
-			switch {
-			case hasVal && isCredentialHeader(val):
-				h, _, _ := strings.Cut(val, ":") // --header=X-Api-Key: V
-				out[i] = a[:strings.IndexByte(a, '=')+1] + h + ": " + Mask
-			case len(name) < 2 || !credentialName(name):
-			case hasVal:
-				out[i] = a[:strings.IndexByte(a, '=')+1] + Mask
-			case i+1 < len(args) && !strings.HasPrefix(args[i+1], "-"):
-				out[i+1] = Mask
-			}
-		} else if name, _, ok := strings.Cut(a, "="); ok && !strings.ContainsAny(name, " /:") && Sensitive(name) {
-			out[i] = name + "=" + Mask
-		} else if isCredentialHeader(a) {
-			name, _, _ := strings.Cut(a, ":")
-			out[i] = name + ": " + Mask
-		}
-		if out[i] == args[i] {
+		if out[i] == a {
 			for _, u := range urlsIn(a) {
 				out[i] = strings.Replace(out[i], u, RedactURL(u), 1)
 			}
@@ -454,8 +468,17 @@ func RedactURL(raw string) string {
 }
 
 // isCredentialHeader reports whether a is a header "Name: V" named like a
-// credential.
+// credential, its name a header field's token (RFC 9110: letters, digits,
+// "!#$%&'*+-.^_`|~"; not JSON's {"Authorization").
 func isCredentialHeader(a string) bool {
 	name, _, ok := strings.Cut(a, ":")
-	return ok && name != "" && !strings.ContainsAny(name, " /") && credentialName(name)
+	if !ok || name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !isLetter(c) && (c < '0' || c > '9') && !strings.ContainsRune("!#$%&'*+-.^_`|~", rune(c)) {
+			return false
+		}
+	}
+	return credentialName(name)
 }

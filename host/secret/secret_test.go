@@ -444,6 +444,7 @@ func TestArgCredentials(t *testing.T) {
 		{[]string{"-H", "x: basic dXNlcjpwYXNzd29yZA=="}, []string{"dXNlcjpwYXNzd29yZA=="}},
 		{[]string{`--headers={"Authorization":"Bearer json.bearer_5678~/+"}`}, []string{"json.bearer_5678~/+"}},
 		{[]string{"--header", "X-Api-Key: k-0123456789"}, []string{"k-0123456789"}},
+		{[]string{"--header=X-Api-Key: k-9876543210"}, []string{"k-9876543210"}}, // a flag's value, as RedactArgs masks it
 		{[]string{"--note=Basic authentication; a bearer tokenholder; Bearer short1; unbearer xyz-0123456789"}, nil},
 	} {
 		got := secret.ArgCredentials(tc.args)
