@@ -37,18 +37,31 @@ type reporter struct {
 // stays quiet (its problems are reported at the end); run passes events=true
 // to get a line per event.
 func startProgress(hs *harness, events bool) *reporter {
-	r := &reporter{
-		hs:    hs,
-		w:     hs.env.Stderr,
-		sub:   hs.host.Subscribe(),
-		done:  make(chan struct{}),
-		live:  drawable(hs),
-		plain: events && (!hs.env.StderrTTY || hs.o.logFormat == "json"),
-	}
-	r.caught = sync.NewCond(&r.mu)
-	r.seen = hs.host.Seq() // what came before the subscription is not its to see
+	r := newReporter(hs)
+	r.live = drawable(hs)
+	r.plain = events && (!hs.env.StderrTTY || hs.o.logFormat == "json")
 	go r.loop()
 	r.redraw()
+	return r
+}
+
+// followEvents reports a line per host event on stderr from now on (what
+// came before is the start, which reportProblems tells), as run does in a
+// pipe: for serve, whose stdout is the protocol's and whose client keeps
+// stderr in its log.
+func followEvents(hs *harness) *reporter {
+	r := newReporter(hs)
+	r.plain, r.loaded, r.since = true, true, time.Now()
+	go r.loop()
+	return r
+}
+
+// newReporter subscribes a reporter to the host's events, from now on:
+// what came before the subscription is not its to see.
+func newReporter(hs *harness) *reporter {
+	r := &reporter{hs: hs, w: hs.env.Stderr, sub: hs.host.Subscribe(), done: make(chan struct{})}
+	r.caught = sync.NewCond(&r.mu)
+	r.seen = hs.host.Seq()
 	return r
 }
 

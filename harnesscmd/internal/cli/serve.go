@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
-	"time"
 
 	"github.com/harness-go/harness/fiber"
 	"github.com/harness-go/harness/host"
@@ -192,17 +190,4 @@ func serveHTTP(life *fiber.Fiber, srv *mcpserver.HTTPServer, env Env) error {
 		return exit(ExitFailure, "harness serve: %v", err)
 	}
 	return nil
-}
-
-// followEvents reports a line per host event on stderr from now on (what
-// came before is the start, which reportProblems tells), as run does in a
-// pipe: serve's stdout is the protocol's, and its client keeps
-// stderr in its log.
-func followEvents(hs *harness) *reporter {
-	r := &reporter{hs: hs, w: hs.env.Stderr, sub: hs.host.Subscribe(), done: make(chan struct{}),
-		plain: true, loaded: true, since: time.Now()}
-	r.caught = sync.NewCond(&r.mu)
-	r.seen = hs.host.Seq()
-	go r.loop()
-	return r
 }
