@@ -243,7 +243,7 @@ func (f *Flow) idpIDToken(ctx context.Context, idp *IdP) (string, error) {
 // IDTokenMargin after now.
 func goodIDToken(tok string, idp *IdP, now time.Time) bool {
 	c, err := checkIDToken(tok, idp, "", now)
-	return err == nil && now.Add(IDTokenMargin).Before(c.expiry())
+	return err == nil && now.Add(IDTokenMargin).Before(c.Expiry())
 }
 
 // IDClaims are the claims of an ID token the harness reads.
@@ -257,7 +257,8 @@ type IDClaims struct {
 	PreferredUsername string          `json:"preferred_username"`
 }
 
-func (c *IDClaims) expiry() time.Time { return time.Unix(c.Exp, 0) }
+// Expiry is when the ID token ends (its exp).
+func (c *IDClaims) Expiry() time.Time { return time.Unix(c.Exp, 0) }
 
 // User is who the ID token says logged in: the email, else the
 // preferred username, else the subject.
@@ -316,7 +317,7 @@ func checkIDToken(tok string, idp *IdP, nonce string, now time.Time) (*IDClaims,
 		return nil, fmt.Errorf("the ID token is for %s, not the client %q: refused", safe.Line(string(c.Aud)), safe.Line(idp.ClientID))
 	case nonce != "" && c.Nonce != nonce:
 		return nil, errors.New("the ID token's nonce is not this login's: refused")
-	case c.Exp == 0 || !now.Before(c.expiry()):
+	case c.Exp == 0 || !now.Before(c.Expiry()):
 		return nil, errors.New("the ID token has expired")
 	}
 	return c, nil

@@ -664,9 +664,7 @@ func LoginStatus(c *Config, store *oauth.Store) *OAuthStatus {
 	st := &OAuthStatus{Store: store.Dir, Grant: c.OAuth.Grant}
 	if p := c.OAuth.IdP; p != nil {
 		st.IdP = cmp.Or(p.Issuer, p.TokenEndpoint)
-	}
-	if st.IdP != "" {
-		st.IdPLogin = idpLoginStatus(c, store)
+		st.IdPLogin = IdPLogin(c, store)
 	}
 	rec, err := store.Load(c.URL)
 	if err != nil {
@@ -702,9 +700,9 @@ type IdPLoginStatus struct {
 	LastRefreshError string `json:"lastRefreshError,omitempty"`
 }
 
-// idpLoginStatus reads the IdP login of c from store (nil: c gives its
-// own ID token).
-func idpLoginStatus(c *Config, store *oauth.Store) *IdPLoginStatus {
+// IdPLogin reads the IdP login of c from store: nil when c has no IdP or
+// gives its own ID token.
+func IdPLogin(c *Config, store *oauth.Store) *IdPLoginStatus {
 	p := c.OAuth.IdP
 	if p == nil || p.IDToken != "" || p.IDTokenFile != "" {
 		return nil
@@ -717,7 +715,7 @@ func idpLoginStatus(c *Config, store *oauth.Store) *IdPLoginStatus {
 	st.Refreshable, st.LastRefreshError = rec.RefreshToken != "", rec.LastRefreshError
 	if claims, err := oauth.ParseIDToken(rec.IDToken); err == nil {
 		st.User = claims.User()
-		e := time.Unix(claims.Exp, 0)
+		e := claims.Expiry()
 		st.Expiry = &e
 	}
 	return st

@@ -180,8 +180,8 @@ func loginEntry(ctx context.Context, o *options, env Env, id string) error {
 		e := rec.Expiry
 		ev.Expiry = &e
 	}
-	if st := mcpclient.LoginStatus(cfg, flow.Store); st != nil && st.IdPLogin != nil {
-		ev.IdPUser = st.IdPLogin.User
+	if l := mcpclient.IdPLogin(cfg, flow.Store); l != nil {
+		ev.IdPUser = l.User
 	}
 	if o.json {
 		emit(ev)
