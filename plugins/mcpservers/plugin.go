@@ -152,12 +152,31 @@ func (p *Plugin) changed(_ context.Context, data []byte, err error, _ bool) {
 	}
 }
 
+// Selects reports whether the entry runs s: named by only, when only names
+// any, and not by except (by its name in the file or its serverName).
+func (p *Plugin) Selects(s *Server) bool {
+	named := func(list []string) bool { return slices.Contains(list, s.Name) || slices.Contains(list, s.ServerName) }
+	return (len(p.Only) == 0 || named(p.Only)) && !named(p.Except)
+}
+
+// Child is s, a server of f, as the entry's child: failed with its problems
+// when it has some.
+func (s *Server) Child(f *File) host.Child {
+	ch := host.Child{Name: s.ServerName, Kind: ClientKind, Config: s.Config, Disabled: s.Off, Dir: f.Workspace,
+		Pos: host.Pos{File: s.Pos.File, Line: s.Pos.Line, Col: s.Pos.Col}}
+	if len(s.Problems) > 0 {
+		errs := make([]string, len(s.Problems))
+		for i, pr := range s.Problems {
+			errs[i] = pr.Error()
+		}
+		ch.Config, ch.Err = nil, errors.New(strings.Join(errs, "; "))
+	}
+	return ch
+}
+
 // children are the file's servers as child entries, less those only and
 // except leave out; it records what status shows.
 func (p *Plugin) children(f *File) []host.Child {
-	named := func(list []string, s *Server) bool {
-		return slices.Contains(list, s.Name) || slices.Contains(list, s.ServerName)
-	}
 	var out []host.Child
 	var servers, skipped, notes []string
 	seen := map[string]bool{}
@@ -166,23 +185,14 @@ func (p *Plugin) children(f *File) []host.Child {
 	}
 	for _, s := range f.Servers {
 		seen[s.Name], seen[s.ServerName] = true, true
-		if (len(p.Only) > 0 && !named(p.Only, s)) || named(p.Except, s) {
+		if !p.Selects(s) {
 			skipped = append(skipped, s.Name)
 			continue
 		}
 		for _, n := range s.Notes {
 			notes = append(notes, n.String())
 		}
-		ch := host.Child{Name: s.ServerName, Kind: ClientKind, Config: s.Config, Disabled: s.Off, Dir: f.Workspace,
-			Pos: host.Pos{File: s.Pos.File, Line: s.Pos.Line, Col: s.Pos.Col}}
-		if len(s.Problems) > 0 {
-			errs := make([]string, len(s.Problems))
-			for i, pr := range s.Problems {
-				errs[i] = pr.Error()
-			}
-			ch.Config, ch.Err = nil, errors.New(strings.Join(errs, "; "))
-		}
-		out = append(out, ch)
+		out = append(out, s.Child(f))
 		servers = append(servers, s.ServerName)
 	}
 	var unknown []string

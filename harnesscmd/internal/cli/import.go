@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/harness-go/harness/host"
@@ -142,11 +141,7 @@ func serversWarnings(f *host.File, env jsexpr.Env, secrets *secret.Set) []string
 		if k, ok := host.LookupKind(e.Name); !ok || k.Name != mcpservers.Kind {
 			continue
 		}
-		var c struct {
-			Path         string   `yaml:"path"`
-			Format       string   `yaml:"format"`
-			Only, Except []string `yaml:",omitempty"`
-		}
+		var c mcpservers.Plugin
 		if e.Config.Decode(&c) != nil || c.Path == "" {
 			continue // the entry's own check says what is wrong
 		}
@@ -169,12 +164,9 @@ func serversWarnings(f *host.File, env jsexpr.Env, secrets *secret.Set) []string
 			for _, p := range s.Problems {
 				out = append(out, fmt.Sprintf("entry %q: %s", e.ID, p.Error()))
 			}
-			named := func(list []string) bool { return slices.Contains(list, s.Name) || slices.Contains(list, s.ServerName) }
-			if len(s.Problems) > 0 || s.Off || len(c.Only) > 0 && !named(c.Only) || named(c.Except) {
-				continue
+			if !s.Off && c.Selects(s) {
+				children = append(children, s.Child(sf)) // one with problems is left out: they are said above
 			}
-			children = append(children, host.Child{Name: s.ServerName, Kind: mcpservers.ClientKind, Config: s.Config, Dir: sf.Workspace,
-				Pos: host.Pos{File: s.Pos.File, Line: s.Pos.Line, Col: s.Pos.Col}})
 		}
 		// Each server as its child entry will be checked: a variable
 		// it needs that is not set, a value of the wrong kind.
