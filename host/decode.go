@@ -53,10 +53,11 @@ func withUnset(problems []Problem, unset []Unset) []Problem {
 			}
 		}
 	}
-	note := " (a !!js value is undefined, its key left out: " + strings.Join(vars, ", ") + " not set)"
+	verb := " not set)"
 	if len(vars) == 1 {
-		note = " (a !!js value is undefined, its key left out: " + vars[0] + " is not set)"
+		verb = " is not set)"
 	}
+	note := " (a !!js value is undefined, its key left out: " + strings.Join(vars, ", ") + verb
 	out := make([]Problem, len(problems))
 	for i, p := range problems {
 		p.Msg += note
