@@ -153,9 +153,10 @@ type Gateway struct {
 	tpls         []servedTemplate    // the served templates, for routing
 
 	subs sessionSubs // the sessions' resource subscriptions (subscribe.go)
-	// publishesPrimitives counts the resource, template and prompt lists
-	// handed to mcp-go (one list_changed each; primitives.go).
-	publishesPrimitives atomic.Int64
+	// resPublishes and promptPublishes count the resource (and template)
+	// lists and the prompt lists handed to mcp-go, one list_changed each
+	// (primitives.go); written and read under pmu, as published's count.
+	resPublishes, promptPublishes int64
 }
 
 // New returns a gateway for reg. It serves nothing until Run has published
@@ -207,19 +208,25 @@ func New(reg *tools.Registry, opts Options) (*Gateway, error) {
 	hooks.AddAfterDiscover(func(_ context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
 		res.Capabilities.Experimental = g.experimental(res.Capabilities.Experimental)
 	})
+	// The first listing of tools, resources, templates or prompts waits
+	// for the entries; from then on a change of that list is news to a
+	// stdio client (stdio.go).
 	hooks.AddBeforeListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest) {
 		g.waitReady(ctx)
-		// From now on a change is news to this client (stdio.go).
-		if s, ok := server.ClientSessionFromContext(ctx).(*stdioSession); ok {
-			s.listedAt.Store(g.published())
-			s.listed.Store(true)
-		}
+		g.listing(ctx, mcp.MethodNotificationToolsListChanged)
 	})
-	// The first listing of resources, templates or prompts waits for the
-	// entries as the first tools/list does.
-	hooks.AddBeforeListResources(func(ctx context.Context, _ any, _ *mcp.ListResourcesRequest) { g.waitReady(ctx) })
-	hooks.AddBeforeListResourceTemplates(func(ctx context.Context, _ any, _ *mcp.ListResourceTemplatesRequest) { g.waitReady(ctx) })
-	hooks.AddBeforeListPrompts(func(ctx context.Context, _ any, _ *mcp.ListPromptsRequest) { g.waitReady(ctx) })
+	hooks.AddBeforeListResources(func(ctx context.Context, _ any, _ *mcp.ListResourcesRequest) {
+		g.waitReady(ctx)
+		g.listing(ctx, mcp.MethodNotificationResourcesListChanged)
+	})
+	hooks.AddBeforeListResourceTemplates(func(ctx context.Context, _ any, _ *mcp.ListResourceTemplatesRequest) {
+		g.waitReady(ctx)
+		g.listing(ctx, mcp.MethodNotificationResourcesListChanged)
+	})
+	hooks.AddBeforeListPrompts(func(ctx context.Context, _ any, _ *mcp.ListPromptsRequest) {
+		g.waitReady(ctx)
+		g.listing(ctx, mcp.MethodNotificationPromptsListChanged)
+	})
 	hooks.AddBeforeReadResource(func(ctx context.Context, _ any, _ *mcp.ReadResourceRequest) { g.waitReady(ctx) })
 	hooks.AddBeforeGetPrompt(func(ctx context.Context, _ any, _ *mcp.GetPromptRequest) { g.waitReady(ctx) })
 	hooks.AddOnError(func(ctx context.Context, _ any, method mcp.MCPMethod, message any, err error) {
@@ -464,6 +471,37 @@ func (g *Gateway) published() int64 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.publishes.Load()
+}
+
+// publishedOf is the count of the served lists a list_changed method
+// announces (published, resPublishes, promptPublishes), and false for
+// another method.
+func (g *Gateway) publishedOf(method string) (int64, bool) {
+	switch method {
+	case mcp.MethodNotificationToolsListChanged:
+		return g.published(), true
+	case mcp.MethodNotificationResourcesListChanged:
+		g.pmu.Lock()
+		defer g.pmu.Unlock()
+		return g.resPublishes, true
+	case mcp.MethodNotificationPromptsListChanged:
+		g.pmu.Lock()
+		defer g.pmu.Unlock()
+		return g.promptPublishes, true
+	}
+	return 0, false
+}
+
+// listing records that the stdio client of ctx is listing the list a
+// list_changed method announces (stdioSession.lists).
+func (g *Gateway) listing(ctx context.Context, method string) {
+	s, ok := server.ClientSessionFromContext(ctx).(*stdioSession)
+	if !ok {
+		return
+	}
+	if cur, ok := g.publishedOf(method); ok {
+		s.lists.of(method).listed(cur)
+	}
 }
 
 // servesFast reports whether the fast path may call name (fastcall.go):

@@ -138,14 +138,14 @@ func (g *Gateway) publishPrimitives() {
 		if !g.resHashed || rsum != g.resHash {
 			g.resHash, g.resHashed, replaced = rsum, true, true
 			list := g.servedResources(all)
-			g.publishesPrimitives.Add(1)
+			g.resPublishes++
 			g.mcp.SetResources(list...)
 			g.log.Debug("served resource list replaced", "resources", len(list))
 		}
 		if !g.tplHashed || tsum != g.tplHash {
 			g.tplHash, g.tplHashed, replaced = tsum, true, true
 			list := g.servedTemplates(tpls)
-			g.publishesPrimitives.Add(1)
+			g.resPublishes++
 			g.mcp.SetResourceTemplates(list...)
 			g.log.Debug("served resource template list replaced", "templates", len(list))
 		}
@@ -158,7 +158,7 @@ func (g *Gateway) publishPrimitives() {
 		if !g.promptHashed || sum != g.promptHash {
 			g.promptHash, g.promptHashed, replaced = sum, true, true
 			list := g.servedPrompts(all)
-			g.publishesPrimitives.Add(1)
+			g.promptPublishes++
 			g.mcp.SetPrompts(list...)
 			g.log.Debug("served prompt list replaced", "prompts", len(list))
 		}

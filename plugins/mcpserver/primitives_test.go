@@ -307,13 +307,14 @@ func TestPrimitivesListChanged(t *testing.T) {
 	p := newPrimRig(t, Options{})
 	c := p.stdioClient()
 	c.initialize()
-	c.list()
+	c.call("resources/list", nil)
+	c.call("prompts/list", nil)
 	set := p.registerSource(p.source("a", []string{"test://one"}))
 	if n := c.takeNote(); n.Method != string(mcp.MethodNotificationResourcesListChanged) {
 		t.Fatalf("want resources list_changed, got %s", n.raw)
 	}
 	// The same listing again (a reconnect): nothing to announce.
-	before := p.gw.publishesPrimitives.Load()
+	before := p.gw.primitivesPublished()
 	if _, err := p.res.Replace(p.f, set, p.source("a", []string{"test://one"})); err != nil {
 		t.Fatal(err)
 	}
@@ -323,11 +324,63 @@ func TestPrimitivesListChanged(t *testing.T) {
 	if n := c.takeNote(); n.Method != string(mcp.MethodNotificationPromptsListChanged) {
 		t.Fatalf("want prompts list_changed, got %s", n.raw)
 	}
-	if got := p.gw.publishesPrimitives.Load() - before; got != 1 {
+	if got := p.gw.primitivesPublished() - before; got != 1 {
 		t.Errorf("%d lists replaced for a new prompt and an unchanged resource listing, want 1", got)
 	}
 	if m := c.call("prompts/list", nil); !strings.Contains(m.raw, "mcp__a__greet") {
 		t.Errorf("prompts/list after the change: %s", m.raw)
+	}
+}
+
+// primitivesPublished is the count of resource, template and prompt lists
+// handed to mcp-go.
+func (g *Gateway) primitivesPublished() int64 {
+	r, _ := g.publishedOf(string(mcp.MethodNotificationResourcesListChanged))
+	p, _ := g.publishedOf(string(mcp.MethodNotificationPromptsListChanged))
+	return r + p
+}
+
+// A stdio client hears of a change of resources, or of prompts, only once
+// it has listed them (as of tools: TestNoListChangedBeforeTheFirstList):
+// a client that lists only tools gets no resources list_changed, and one
+// that lists resources gets the next change of them but not of prompts.
+func TestPrimitivesListChangedOnlyOfListedLists(t *testing.T) {
+	t.Parallel()
+	p := newPrimRig(t, Options{})
+	c := p.stdioClient()
+	c.initialize()
+	c.list()
+	p.registerSource(p.source("a", []string{"test://one"}))
+	if _, err := p.pr.Register(p.f, greet("a")); err != nil {
+		t.Fatal(err)
+	}
+	last := func() []string {
+		// The session's notifications are written in order: once the
+		// last is read, every one before it was written or dropped.
+		p.gw.mcp.SendNotificationToAllClients("test/last", nil)
+		var got []string
+		for {
+			n := c.takeNote()
+			if n.Method == "test/last" {
+				return got
+			}
+			got = append(got, n.Method)
+		}
+	}
+	p.waitServed("the prompt to be served", func() bool { return p.gw.primitivesPublished() >= 2 })
+	if got := last(); len(got) != 0 {
+		t.Fatalf("notes of lists the client never listed: %v", got)
+	}
+	if m := c.call("resources/list", nil); !strings.Contains(m.raw, "test://one") {
+		t.Fatalf("resources/list: %s", m.raw)
+	}
+	p.registerSource(p.source("b", []string{"test://two"}))
+	if _, err := p.pr.Register(p.f, greet("b")); err != nil {
+		t.Fatal(err)
+	}
+	p.waitServed("the second prompt to be served", func() bool { return p.gw.primitivesPublished() >= 4 })
+	if got := last(); len(got) != 1 || got[0] != string(mcp.MethodNotificationResourcesListChanged) {
+		t.Fatalf("notes after listing resources only: %v, want one resources list_changed", got)
 	}
 }
 

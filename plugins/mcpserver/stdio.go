@@ -64,23 +64,19 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	c.base = base
 	c.flushFn = c.flush
 	c.streamFn = c.stream
-	// Notifications (list_changed) are written as they come — but for a
-	// list_changed before the client's first tools/list was answered, or of
-	// a list it has listed or been told of already: what it lists then is
-	// the newest list already, and a client that connects while the entries
-	// start would get one per entry.
+	// Notifications are written as they come — but for a list_changed of
+	// tools, resources or prompts before the client first listed that
+	// list, or of a list it has listed or been told of already: what it
+	// lists then is the newest list already, and a client that connects
+	// while the entries start would get one per entry.
 	notesDone := make(chan struct{})
 	go func() {
 		defer close(notesDone)
 		for {
 			select {
 			case n := <-sess.notes:
-				if n.Method == mcp.MethodNotificationToolsListChanged {
-					cur := g.published()
-					if !sess.listed.Load() || cur <= max(sess.listedAt.Load(), sess.told.Load()) {
-						continue // it listed this one already, or was told of it
-					}
-					sess.told.Store(cur)
+				if cur, ok := g.publishedOf(n.Method); ok && !sess.lists.of(n.Method).news(cur) {
+					continue // it listed this one already, or was told of it
 				}
 				c.send(mustEncode(n))
 			case <-c.quit:
@@ -141,13 +137,8 @@ type stdioSession struct {
 	id          string
 	notes       chan mcp.JSONRPCNotification
 	initialized atomic.Bool
-	// listed is set when the client's first tools/list takes its
-	// snapshot: a change after it is announced, one before it is not.
-	listed atomic.Bool
-	// listedAt is the gateway's publish (Gateway.published) its latest
-	// tools/list began at, told the last one a list_changed announced: a
-	// list_changed of a list the client has already had is not sent.
-	listedAt, told atomic.Int64
+	// lists is what the client has had of each served list.
+	lists sessionLists
 
 	mu    sync.Mutex
 	level mcp.LoggingLevel // "": the client never asked for log messages
@@ -656,4 +647,44 @@ func readLine(r *bufio.Reader, max int) ([]byte, error) {
 			return line, nil
 		}
 	}
+}
+
+// sessionLists is what a stdio client has had of the served tools,
+// resources (templates included) and prompts.
+type sessionLists struct{ tools, resources, prompts listState }
+
+// of is the state of the list a list_changed method announces.
+func (l *sessionLists) of(method string) *listState {
+	switch method {
+	case mcp.MethodNotificationResourcesListChanged:
+		return &l.resources
+	case mcp.MethodNotificationPromptsListChanged:
+		return &l.prompts
+	}
+	return &l.tools
+}
+
+// listState is what a client has had of one served list, as counts of
+// its publishes (Gateway.publishedOf): the one its latest listing began
+// at, and the latest a list_changed announced. A change before its first
+// listing is not news, nor one it has listed or been told of.
+type listState struct {
+	once           atomic.Bool // it has listed
+	listedAt, told atomic.Int64
+}
+
+// listed records a listing that began at publish cur.
+func (s *listState) listed(cur int64) {
+	s.listedAt.Store(cur)
+	s.once.Store(true)
+}
+
+// news reports whether a list_changed of publish cur is news to the
+// client, and if so records it as told.
+func (s *listState) news(cur int64) bool {
+	if !s.once.Load() || cur <= max(s.listedAt.Load(), s.told.Load()) {
+		return false
+	}
+	s.told.Store(cur)
+	return true
 }
