@@ -164,10 +164,11 @@ func (e *Entry) decode(r *resolved, v any) []Problem {
 				// whole value is quoted; find its node by it.
 				n, field, msg := r.node, "", err.Error()
 				if m := typeErrLine.FindStringSubmatch(msg); m != nil {
-					// A type's own unmarshaler: its message names the line
-					// and the path itself.
+					// A type's own unmarshaler, with an error of its own
+					// that names the line.
 					line, _ := strconv.Atoi(m[1])
-					n, msg = r.firstOn(line), m[2]
+					n, field = r.unmarshalerOn(line, reflect.TypeOf(v))
+					msg = m[2]
 				} else if q := quotedValue.FindString(msg); q != "" {
 					if found := r.byValue(q[1 : len(q)-1]); found != nil {
 						n, field = found, r.paths[found]
@@ -372,19 +373,31 @@ func (r *resolved) byValue(value string) *yaml.Node {
 	return found
 }
 
-// firstOn returns the node that starts first on line (a node of that line
-// alone, without a column, when none does).
-func (r *resolved) firstOn(line int) *yaml.Node {
-	var first *yaml.Node
-	for n := range r.paths {
-		if n.Line == line && (first == nil || n.Column < first.Column) {
+// unmarshalerOn returns the node of line whose field in t decodes itself
+// (yaml.Unmarshaler), with its path — the first on the line when several
+// do — else the node that starts first on the line, without a path (a
+// node of that line alone, without a column, when none does). A one-line
+// flow mapping holds several.
+func (r *resolved) unmarshalerOn(line int, t reflect.Type) (*yaml.Node, string) {
+	var first, self *yaml.Node
+	for n, path := range r.paths {
+		if n.Line != line {
+			continue
+		}
+		if first == nil || n.Column < first.Column {
 			first = n
 		}
+		if ft := typeAt(t, path); ft != nil && reflect.PointerTo(ft).Implements(unmarshalerType) && (self == nil || n.Column < self.Column) {
+			self = n
+		}
 	}
-	if first == nil {
-		return &yaml.Node{Line: line}
+	switch {
+	case self != nil:
+		return self, r.paths[self]
+	case first != nil:
+		return first, ""
 	}
-	return first
+	return &yaml.Node{Line: line}, ""
 }
 
 // find returns the node at a field path ("env.TOKEN", "args[1]").

@@ -365,6 +365,10 @@ func TestBadFilesChangeNothing(t *testing.T) {
 		{"its own message", "- id: a\n  name: probe\n  config: {count: x, mode: [1]}\n", `cordis.yml:3:28: entry "a": config.mode: must be false or a mapping of level and name`},
 		{"and the entry's other type error", "- id: a\n  name: probe\n  config: {count: x, mode: [1]}\n", `cordis.yml:3:19: entry "a": config.count: cannot unmarshal !!str ` + "`x`" + ` into int`},
 		{"a type error inside it", "- id: a\n  name: probe\n  config: {count: 1, mode: {level: high}}\n", `cordis.yml:3:36: entry "a": config.mode.level: cannot unmarshal !!str ` + "`high`" + ` into int`},
+		// A type's own unmarshaler whose error is plain "line N: …": at its
+		// value on that line, a one-line flow mapping's too.
+		{"its own plain error", "- id: a\n  name: probe\n  config:\n    count: 1\n    window: soon\n", `cordis.yml:5:13: entry "a": config.window: window must be a duration such as 5s`},
+		{"its own plain error in flow style", "- id: a\n  name: probe\n  config: {count: 1, window: soon}\n", `cordis.yml:3:30: entry "a": config.window: window must be a duration such as 5s`},
 		{"validate", "- id: a\n  name: probe\n  config:\n    count: -1\n", `cordis.yml:4:12: entry "a": config.count: must not be negative`},
 		{"duplicate id", "- id: a\n  name: probe\n- id: a\n  name: probe\n", `cordis.yml:3:3: entry "a": id: duplicate id (first used at cordis.yml:1:3)`},
 		{"a second id in an entry", "- id: a\n  name: probe\n  id: b\n", `cordis.yml:3:3: entry "a": duplicate key "id" in this entry (first at cordis.yml:1:3): keep one`},

@@ -145,6 +145,9 @@ type probe struct {
 	Mode mode `yaml:"mode"`
 	// NeedsLabel makes label required.
 	NeedsLabel bool `yaml:"needsLabel"`
+	// Window decodes itself and fails with a plain "line N:" error, as a
+	// sibling kind's own unmarshaler may.
+	Window window `yaml:"window"`
 
 	ctx *host.Context
 }
@@ -170,6 +173,19 @@ func (m *mode) UnmarshalYAML(n *yaml.Node) error {
 }
 
 func (*mode) MappingFields() {}
+
+// window is a duration that decodes itself; its error is a plain one
+// that names its line, not a *yaml.TypeError.
+type window time.Duration
+
+func (w *window) UnmarshalYAML(n *yaml.Node) error {
+	d, err := time.ParseDuration(n.Value)
+	if n.Kind != yaml.ScalarNode || err != nil {
+		return fmt.Errorf("line %d: window must be a duration such as 5s", n.Line)
+	}
+	*w = window(d)
+	return nil
+}
 
 func (p *probe) Validate() error {
 	if p.Count < 0 {
