@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/harness-go/harness/internal/safe"
+	"github.com/harness-go/harness/plugins/prompts"
 	"github.com/harness-go/harness/plugins/resources"
 )
 
@@ -247,18 +248,17 @@ func (c completer) CompletePromptArgument(ctx context.Context, name string, arg 
 	if g.opts.Prompts == nil {
 		return nil, g.fail(ctx, mcp.INVALID_PARAMS, "completion/complete: no prompts are served", nil)
 	}
-	p, ok := g.opts.Prompts.Lookup(name)
-	if !ok {
+	res, err := g.opts.Prompts.CompleteArgument(ctx, name, arg.Name, arg.Value, cctx.Arguments)
+	switch {
+	case errors.Is(err, prompts.ErrUnknown):
 		return nil, g.fail(ctx, mcp.INVALID_PARAMS, fmt.Sprintf("completion/complete: no prompt %q", name), nil)
-	}
-	if p.Complete == nil {
-		return &mcp.Completion{Values: []string{}}, nil
-	}
-	raw, err := p.Complete(ctx, completeParams(map[string]any{"type": "ref/prompt", "name": name}, arg, cctx))
-	if err != nil {
+	case err != nil:
 		return nil, fmt.Errorf("completion/complete of prompt %s: %w", safe.Line(name), err)
 	}
-	return completion(raw)
+	if res.Values == nil {
+		res.Values = []string{}
+	}
+	return &mcp.Completion{Values: res.Values, Total: res.Total, HasMore: res.HasMore}, nil
 }
 
 // CompleteResourceArgument relays a template's completion to its server.

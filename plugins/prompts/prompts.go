@@ -361,6 +361,53 @@ func (r *Registry) Len() int {
 	return len(r.prompts)
 }
 
+// Completion is what a server suggests for the value of an argument
+// (MCP's CompleteResult.completion): at most 100 values, best first; Total
+// and HasMore say whether there are more.
+type Completion struct {
+	Values  []string `json:"values"`
+	Total   int      `json:"total,omitempty"`
+	HasMore bool     `json:"hasMore,omitempty"`
+}
+
+// CompleteArgument asks the server of the prompt registered under name for
+// values of its argument arg that go on from value (completion/complete),
+// given the arguments already given (the request's context.arguments). A
+// prompt that offers no completion answers none; an unknown name wraps
+// ErrUnknown; the server's error is returned as it is (the caller names
+// the prompt, as of Get).
+func (r *Registry) CompleteArgument(ctx context.Context, name, arg, value string, given map[string]string) (Completion, error) {
+	p, ok := r.Lookup(name)
+	if !ok {
+		return Completion{}, fmt.Errorf("prompt %q: %w", name, ErrUnknown)
+	}
+	if p.Complete == nil {
+		return Completion{}, nil
+	}
+	params := map[string]any{
+		"ref":      map[string]string{"type": "ref/prompt", "name": name},
+		"argument": map[string]string{"name": arg, "value": value},
+	}
+	if len(given) > 0 {
+		params["context"] = map[string]any{"arguments": given}
+	}
+	b, err := json.Marshal(params)
+	if err != nil {
+		return Completion{}, fmt.Errorf("completion/complete: %w", err)
+	}
+	raw, err := p.Complete(ctx, b)
+	if err != nil {
+		return Completion{}, err
+	}
+	var res struct {
+		Completion Completion `json:"completion"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return Completion{}, fmt.Errorf("completion/complete: the result is not a completion: %w", err)
+	}
+	return res.Completion, nil
+}
+
 // Get renders the prompt registered under name. An unknown name wraps
 // ErrUnknown; a missing required argument is an error naming it, before
 // the server is asked.

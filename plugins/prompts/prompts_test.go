@@ -2,7 +2,9 @@ package prompts_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -122,5 +124,48 @@ func TestNativePrompts(t *testing.T) {
 	out, err := r.Get(context.Background(), "test_simple_prompt", map[string]string{"x": "1"})
 	if err != nil || out.Messages[0].Text() != "test_simple_prompt 1" {
 		t.Fatalf("get = %+v, %v", out, err)
+	}
+}
+
+// CompleteArgument asks the prompt's Complete with MCP's params — the
+// prompt by its public name, the argument and its value so far, the given
+// arguments as the context — and reads the completion of its result.
+func TestCompleteArgument(t *testing.T) {
+	t.Parallel()
+	r := prompts.New()
+	f := fiber.New(context.Background(), "t")
+	defer f.Dispose(context.Background())
+	var asked string
+	p := prompt("gh", "review", prompts.Argument{Name: "repo"}, prompts.Argument{Name: "pr"})
+	p.Complete = func(_ context.Context, params json.RawMessage) (json.RawMessage, error) {
+		asked = string(params)
+		return json.RawMessage(`{"completion":{"values":["12","13"],"total":40,"hasMore":true}}`), nil
+	}
+	bad := prompt("gh", "bad")
+	bad.Complete = func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{"completion":{"values":"12"}}`), nil
+	}
+	if _, err := r.Register(f, p, bad, prompt("gh", "plain")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.CompleteArgument(context.Background(), "mcp__gh__review", "pr", "1", map[string]string{"repo": "harness"})
+	if err != nil || !slices.Equal(got.Values, []string{"12", "13"}) || got.Total != 40 || !got.HasMore {
+		t.Fatalf("CompleteArgument = %+v, %v", got, err)
+	}
+	const want = `{"argument":{"name":"pr","value":"1"},"context":{"arguments":{"repo":"harness"}},"ref":{"name":"mcp__gh__review","type":"ref/prompt"}}`
+	if asked != want {
+		t.Errorf("params %s, want %s", asked, want)
+	}
+	if _, err := r.CompleteArgument(context.Background(), "mcp__gh__review", "repo", "", nil); err != nil || strings.Contains(asked, "context") {
+		t.Errorf("no arguments given: params %s (no context), err %v", asked, err)
+	}
+	if got, err := r.CompleteArgument(context.Background(), "mcp__gh__plain", "x", "", nil); err != nil || len(got.Values) != 0 {
+		t.Errorf("a prompt without completion: %+v, %v", got, err)
+	}
+	if _, err := r.CompleteArgument(context.Background(), "mcp__gh__bad", "x", "", nil); err == nil || !strings.Contains(err.Error(), "not a completion") {
+		t.Errorf("a result that is not a completion: %v", err)
+	}
+	if _, err := r.CompleteArgument(context.Background(), "mcp__gh__nothing", "x", "", nil); !errors.Is(err, prompts.ErrUnknown) {
+		t.Errorf("unknown: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/harness-go/harness/internal/safe"
@@ -157,8 +158,9 @@ func (c *console) completeMention(before string) ([]string, string) {
 	return candidates, word
 }
 
-// completePromptArgs completes the argument names of /prompt NAME: those
-// not given yet, as key=.
+// completePromptArgs completes the arguments of /prompt NAME: the names
+// not given yet, as key=; after key=, the values the prompt's server
+// suggests (completePromptValue).
 func (c *console) completePromptArgs(name, rest string) ([]string, string) {
 	p, ok := c.hs.prompts.Lookup(name)
 	if !ok {
@@ -166,19 +168,49 @@ func (c *console) completePromptArgs(name, rest string) ([]string, string) {
 	}
 	i := strings.LastIndexFunc(rest, unicode.IsSpace)
 	word := rest[i+1:]
-	if strings.Contains(word, "=") {
-		return nil, "" // a value
-	}
-	given := map[string]bool{}
+	given := map[string]string{}
 	for _, w := range strings.Fields(rest[:i+1]) {
-		k, _, _ := strings.Cut(w, "=")
-		given[k] = true
+		k, v, _ := strings.Cut(w, "=")
+		given[k] = v
+	}
+	if key, value, ok := strings.Cut(word, "="); ok {
+		return c.completePromptValue(p, key, value, given), word
 	}
 	var candidates []string
 	for _, a := range p.Arguments {
-		if !given[a.Name] && strings.HasPrefix(a.Name, word) && safe.Line(a.Name) == a.Name {
+		if _, done := given[a.Name]; !done && strings.HasPrefix(a.Name, word) && safe.Line(a.Name) == a.Name {
 			candidates = append(candidates, a.Name+"=")
 		}
 	}
 	return candidates, word
+}
+
+// completeTimeout bounds the server's answer to a Tab: a completion that
+// comes later is of a line the person has gone on typing.
+const completeTimeout = 2 * time.Second
+
+// completePromptValue is key=value for each value the server of prompt p
+// suggests for its argument key after value (completion/complete, the
+// arguments given as its context): those that go on from value and fit in
+// one word of the line (a /prompt argument ends at a space). None when the
+// server offers no completion or does not answer within completeTimeout;
+// a failure is logged, not shown (a Tab prints nothing but choices).
+func (c *console) completePromptValue(p prompts.Prompt, key, value string, given map[string]string) []string {
+	if !slices.ContainsFunc(p.Arguments, func(a prompts.Argument) bool { return a.Name == key }) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), completeTimeout)
+	defer cancel()
+	res, err := c.hs.prompts.CompleteArgument(ctx, p.Name, key, value, given)
+	if err != nil {
+		c.hs.log.Debug("completion failed", "prompt", p.Name, "argument", key, "err", err)
+		return nil
+	}
+	var candidates []string
+	for _, v := range res.Values {
+		if strings.HasPrefix(v, value) && v != "" && !strings.ContainsFunc(v, unicode.IsSpace) && safe.Line(v) == v {
+			candidates = append(candidates, key+"="+v)
+		}
+	}
+	return candidates
 }

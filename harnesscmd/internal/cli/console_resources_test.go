@@ -2,6 +2,10 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -33,13 +37,50 @@ func resourceConsole(t *testing.T) *console {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	c.hs.log = slog.New(slog.DiscardHandler)
 	if _, err := c.hs.prompts.Register(f, prompts.Prompt{Server: "docs", RawName: "review",
 		Arguments: []prompts.Argument{{Name: "file", Required: true}, {Name: "focus"}},
-		Get:       func(context.Context, map[string]string) (prompts.Result, error) { return prompts.Result{}, nil }}); err != nil {
+		Get:       func(context.Context, map[string]string) (prompts.Result, error) { return prompts.Result{}, nil },
+		Complete:  completeReview}); err != nil {
 		t.Fatal(err)
 	}
 	c.add(&command{name: "/prompt", args: "NAME [key=value ...]", help: "send a prompt", complete: func() []string { return promptNamesOf(c.hs.prompts.List()) }})
 	return c
+}
+
+// completeReview is the review prompt's server answering
+// completion/complete: files for file (a name with a space among them, and
+// one that does not go on from the value typed), and for focus the areas
+// of the file given in the request's context; an error for anything else.
+func completeReview(_ context.Context, params json.RawMessage) (json.RawMessage, error) {
+	var p struct {
+		Ref      struct{ Type, Name string }
+		Argument struct{ Name, Value string }
+		Context  struct{ Arguments map[string]string }
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, err
+	}
+	if p.Ref.Type != "ref/prompt" || p.Ref.Name != "mcp__docs__review" {
+		return nil, fmt.Errorf("ref %+v", p.Ref)
+	}
+	var values []string
+	switch p.Argument.Name {
+	case "file":
+		for _, v := range []string{"main.go", "main_test.go", "my notes.md", "README.md"} {
+			if strings.HasPrefix(v, p.Argument.Value) || v == "README.md" {
+				values = append(values, v)
+			}
+		}
+	case "focus":
+		if f := p.Context.Arguments["file"]; f != "" {
+			values = []string{"errors-in-" + f, "tests-of-" + f}
+		}
+	default:
+		return nil, errors.New("no such argument")
+	}
+	b, _ := json.Marshal(map[string]any{"completion": map[string]any{"values": values}})
+	return b, nil
 }
 
 func TestConsoleResourceCompletion(t *testing.T) {
@@ -59,7 +100,13 @@ func TestConsoleResourceCompletion(t *testing.T) {
 		{"prompt names", "/prompt mcp__docs__r", []string{"mcp__docs__review"}, "mcp__docs__r"},
 		{"argument names", "/prompt mcp__docs__review ", []string{"file=", "focus="}, ""},
 		{"arguments not given yet", "/prompt mcp__docs__review file=a.go f", []string{"focus="}, "f"},
-		{"not inside a value", "/prompt mcp__docs__review file=a", nil, ""},
+		// Values: the server's, those that go on from what is typed and fit
+		// in one word; the arguments given go as the request's context.
+		{"values of an argument", "/prompt mcp__docs__review file=ma", []string{"file=main.go", "file=main_test.go"}, "file=ma"},
+		{"every value", "/prompt mcp__docs__review file=", []string{"file=main.go", "file=main_test.go", "file=README.md"}, "file="},
+		{"values in the context of the others", "/prompt mcp__docs__review file=a.go focus=", []string{"focus=errors-in-a.go", "focus=tests-of-a.go"}, "focus="},
+		{"no value the server does not suggest", "/prompt mcp__docs__review file=zz", nil, "file=zz"},
+		{"no values of an argument the prompt has not", "/prompt mcp__docs__review other=", nil, "other="},
 		{"no arguments of an unknown prompt", "/prompt nope ", nil, ""},
 	} {
 		got, word := c.complete(tc.before)
