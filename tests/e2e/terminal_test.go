@@ -227,7 +227,7 @@ func TestTerminalCompletionAndHistory(t *testing.T) {
 	state := t.TempDir()
 	const token = "e2e-console-secret-0451"
 	rc := runConfig{dir: dir, env: []string{"XDG_STATE_HOME=" + state, "E2E_CONSOLE_TOKEN=" + token}}
-	writeConfig(t, dir, echoEntry+stdioEntry("demo", "mcp-client", "demo", demoBin))
+	writeConfig(t, dir, echoEntry+stdioEntry("demo", "mcp-client", "demo", demoBin)+fixtureEntry("fx", "fx", "--only", "echo", "--resources"))
 	s := startTTY(t, rc)
 
 	s.prompt("")
@@ -251,6 +251,15 @@ func TestTerminalCompletionAndHistory(t *testing.T) {
 	s.prompt("")
 	s.keys("/tools" + keyEnter)
 	s.waitLines("echo  Echo a message back unchanged.", 1)
+	s.prompt("")
+
+	// A prompt's argument value, as its server suggests it
+	// (completion/complete through the mcp-client entry).
+	s.keys("/prompt mcp__fx__summarize style=s")
+	s.prompt("/prompt mcp__fx__summarize style=s")
+	s.keys(keyTab)
+	s.prompt("/prompt mcp__fx__summarize style=short")
+	s.keys(ctrlU)
 	s.prompt("")
 
 	// Ctrl-R finds the call behind the other lines.
