@@ -160,6 +160,17 @@ func (p *Plugin) registerExtras(ctx *host.Context) error {
 		Get: func(_ context.Context, args map[string]string) (prompts.Result, error) {
 			return prompts.Result{Messages: []prompts.Message{prompts.TextMessage("user", "Call the tool "+echoTool+" with the message "+strconv.Quote(args["message"])+", and tell me what it answered.")}}, nil
 		},
+		// Suggested messages (completion/complete): those that start with
+		// what is typed.
+		Complete: prompts.CompleteWith(func(arg, value string, _ map[string]string) []string {
+			var out []string
+			for _, m := range []string{"hello", "hello world", "good morning"} {
+				if arg == "message" && strings.HasPrefix(m, value) {
+					out = append(out, m)
+				}
+			}
+			return out
+		}),
 	})
 	return err
 }

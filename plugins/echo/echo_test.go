@@ -626,6 +626,14 @@ func TestResourceAndPrompt(t *testing.T) {
 	if err != nil || len(out.Messages) != 1 || out.Messages[0].Text() != `Call the tool demo_echo with the message "hi", and tell me what it answered.` {
 		t.Fatalf("get = %+v, %v", out, err)
 	}
+	// The prompt suggests messages that start with what is typed.
+	c, err := fx.prompts.CompleteArgument(ctx, "demo_repeat", "message", "hel", nil)
+	if err != nil || !slices.Equal(c.Values, []string{"hello", "hello world"}) {
+		t.Fatalf("complete = %+v, %v", c, err)
+	}
+	if c, err := fx.prompts.CompleteArgument(ctx, "demo_repeat", "other", "", nil); err != nil || len(c.Values) != 0 {
+		t.Fatalf("complete of another argument = %+v, %v", c, err)
+	}
 	if err := fx.load("[]"); err != nil {
 		t.Fatal(err)
 	}

@@ -370,6 +370,39 @@ type Completion struct {
 	HasMore bool     `json:"hasMore,omitempty"`
 }
 
+// CompleteWith is a Prompt.Complete for a native prompt: suggest gets the
+// argument's name, its value so far and the arguments already given, and
+// returns the values to offer (the first 100 are sent, MCP's bound; the
+// rest is counted in total).
+func CompleteWith(suggest func(arg, value string, given map[string]string) []string) func(context.Context, json.RawMessage) (json.RawMessage, error) {
+	return func(_ context.Context, params json.RawMessage) (json.RawMessage, error) {
+		var in struct {
+			Argument struct {
+				Name  string `json:"name"`
+				Value string `json:"value"`
+			} `json:"argument"`
+			Context struct {
+				Arguments map[string]string `json:"arguments"`
+			} `json:"context"`
+		}
+		if err := json.Unmarshal(params, &in); err != nil {
+			return nil, fmt.Errorf("completion/complete: the params are not a completion request: %w", err)
+		}
+		values := suggest(in.Argument.Name, in.Argument.Value, in.Context.Arguments)
+		c := Completion{Values: values}
+		if c.Values == nil {
+			c.Values = []string{}
+		}
+		if len(values) > maxCompletionValues {
+			c.Values, c.Total, c.HasMore = values[:maxCompletionValues], len(values), true
+		}
+		return json.Marshal(map[string]Completion{"completion": c})
+	}
+}
+
+// maxCompletionValues is MCP's bound on the values of one completion.
+const maxCompletionValues = 100
+
 // CompleteArgument asks the server of the prompt registered under name for
 // values of its argument arg that go on from value (completion/complete),
 // given the arguments already given (the request's context.arguments). A

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -167,5 +168,41 @@ func TestCompleteArgument(t *testing.T) {
 	}
 	if _, err := r.CompleteArgument(context.Background(), "mcp__gh__nothing", "x", "", nil); !errors.Is(err, prompts.ErrUnknown) {
 		t.Errorf("unknown: %v", err)
+	}
+}
+
+// CompleteWith answers a native prompt's completion from a function: the
+// argument, its value and the given arguments reach it, and no more than
+// MCP's 100 values go back, the rest counted.
+func TestCompleteWith(t *testing.T) {
+	t.Parallel()
+	r := prompts.New()
+	f := fiber.New(context.Background(), "t")
+	defer f.Dispose(context.Background())
+	var got string
+	p := prompt("", "many", prompts.Argument{Name: "n"})
+	p.Complete = prompts.CompleteWith(func(arg, value string, given map[string]string) []string {
+		got = fmt.Sprintf("%s %q %v", arg, value, given)
+		if value == "none" {
+			return nil
+		}
+		out := make([]string, 150)
+		for i := range out {
+			out[i] = fmt.Sprint(i)
+		}
+		return out
+	})
+	if _, err := r.Register(f, p); err != nil {
+		t.Fatal(err)
+	}
+	c, err := r.CompleteArgument(context.Background(), "many", "n", "1", map[string]string{"k": "v"})
+	if err != nil || len(c.Values) != 100 || c.Values[99] != "99" || c.Total != 150 || !c.HasMore {
+		t.Fatalf("CompleteArgument = %d values, total %d, hasMore %v, %v", len(c.Values), c.Total, c.HasMore, err)
+	}
+	if got != `n "1" map[k:v]` {
+		t.Errorf("suggest got %s", got)
+	}
+	if c, err := r.CompleteArgument(context.Background(), "many", "n", "none", nil); err != nil || c.Values == nil || len(c.Values) != 0 || c.HasMore {
+		t.Errorf("no values: %+v, %v", c, err)
 	}
 }

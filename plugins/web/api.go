@@ -1,7 +1,9 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"time"
 
@@ -102,6 +104,46 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request) {
 		contents = []resources.Content{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"contents": contents, "ms": time.Since(start).Milliseconds()})
+}
+
+// completeTimeout bounds a server's suggestions for a field being typed:
+// later ones are of a value the person has gone on typing.
+const completeTimeout = 2 * time.Second
+
+// completePrompt is POST /api/prompt/complete {"name", "argument",
+// "value", "arguments"}: the values the prompt's server suggests for the
+// argument (completion/complete, the other arguments as its context), as
+// {"values", "total", "hasMore"}; none from a prompt that offers none.
+func (s *Server) completePrompt(w http.ResponseWriter, r *http.Request) {
+	if s.o.Prompts == nil {
+		problem(w, http.StatusNotFound, "this page has no prompts")
+		return
+	}
+	var in struct {
+		Name      string            `json:"name"`
+		Argument  string            `json:"argument"`
+		Value     string            `json:"value"`
+		Arguments map[string]string `json:"arguments"`
+	}
+	if err := readJSON(r, &in); err != nil {
+		problem(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), completeTimeout)
+	defer cancel()
+	c, err := s.o.Prompts.CompleteArgument(ctx, in.Name, in.Argument, in.Value, in.Arguments)
+	switch {
+	case errors.Is(err, prompts.ErrUnknown):
+		problem(w, http.StatusNotFound, "unknown prompt "+quote(in.Name))
+		return
+	case err != nil:
+		problem(w, http.StatusBadGateway, s.secrets.Redact(err.Error()))
+		return
+	}
+	if c.Values == nil {
+		c.Values = []string{}
+	}
+	writeJSON(w, http.StatusOK, c)
 }
 
 // prompt is POST /api/prompt {"name", "arguments"}: the prompt's messages

@@ -231,6 +231,7 @@ const (
 	pathNew     = "/api/chat/new"
 	pathRead    = "/api/read"
 	pathPrompt  = "/api/prompt"
+	pathSuggest = "/api/prompt/complete"
 	pathLogin   = "/api/login"
 	pathPaste   = "/api/login/paste"
 )
@@ -309,6 +310,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.read(w, r)
 	case pathPrompt:
 		s.prompt(w, r)
+	case pathSuggest:
+		s.completePrompt(w, r)
 	case pathLogin:
 		s.login(w, r)
 	case pathPaste:

@@ -295,10 +295,18 @@ func (s *Server) resourcesJSON() json.RawMessage {
 // promptsJSON is every prompt by its public name, with its arguments.
 func (s *Server) promptsJSON() json.RawMessage {
 	list := s.o.Prompts.List()
-	if list == nil {
-		list = []prompts.Prompt{}
+	out := make([]pagePrompt, len(list))
+	for i, p := range list {
+		out[i] = pagePrompt{Prompt: p, Completes: p.Complete != nil}
 	}
-	return mustJSON(list)
+	return mustJSON(out)
+}
+
+// pagePrompt is a prompt as the page gets it: completes says that its
+// server suggests argument values (/api/prompt/complete).
+type pagePrompt struct {
+	prompts.Prompt
+	Completes bool `json:"completes,omitempty"`
 }
 
 // agentsJSON is every agent entry: its agent's description when it runs,

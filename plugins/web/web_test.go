@@ -657,6 +657,17 @@ func TestResourcesAndPrompts(t *testing.T) {
 	if res, _ := r.do("POST", pathPrompt, map[string]any{"name": "nope"}, nil); res.StatusCode != http.StatusNotFound {
 		t.Errorf("an unknown prompt: %d", res.StatusCode)
 	}
+	// The values a prompt suggests for an argument (echo's repeat: messages).
+	if pr := js(snap["prompts"]); !strings.Contains(pr, `"completes":true`) {
+		t.Errorf("snapshot prompts without completes: %s", pr)
+	}
+	res, body = r.do("POST", pathSuggest, map[string]any{"name": "repeat", "argument": "message", "value": "hel"}, nil)
+	if res.StatusCode != http.StatusOK || string(body) != `{"values":["hello","hello world"]}`+"\n" {
+		t.Errorf("complete: %d %q", res.StatusCode, body)
+	}
+	if res, _ := r.do("POST", pathSuggest, map[string]any{"name": "nope", "argument": "x"}, nil); res.StatusCode != http.StatusNotFound {
+		t.Errorf("complete of an unknown prompt: %d", res.StatusCode)
+	}
 
 	if err := r.h.Load(echoEntry + "- id: echo2\n  name: echo\n  config:\n    prefix: x_\n"); err != nil {
 		t.Fatal(err)

@@ -158,7 +158,8 @@ func TestToolForm(t *testing.T) {
 
 // A resource is read and a prompt is got from their views: echo's native
 // resource and prompt, a missing required argument refused with its name,
-// the prompt's text put in the chat.
+// the values the prompt suggests for an argument, the prompt's text put in
+// the chat.
 func TestResourcesAndPrompts(t *testing.T) {
 	w := startWeb(t, echoEntry)
 	tb := newTab(t, 1280, 800)
@@ -175,6 +176,10 @@ func TestResourcesAndPrompts(t *testing.T) {
 	tb.click("[data-prompt=repeat]")
 	tb.click("#prompt-get")
 	tb.until("the missing argument", `document.getElementById('prompt-error').textContent.includes('needs the argument "message"')`)
+	// The prompt's suggestions for what is typed, in the field's list.
+	tb.typeIn("#prompt-arg-message", "hel")
+	tb.until("the suggested messages", `[...document.querySelectorAll('#prompt-arg-message-values option')].map((o) => o.value).join('|') === 'hello|hello world'`)
+	tb.setValue("#prompt-arg-message", "")
 	tb.typeIn("#prompt-arg-message", "hi")
 	tb.click("#prompt-get")
 	tb.until("the messages", `(document.getElementById('prompt-messages') || {}).textContent.includes('with the message "hi"')`)
