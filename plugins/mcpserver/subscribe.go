@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/harness-go/harness/internal/completion"
 	"github.com/harness-go/harness/internal/safe"
 	"github.com/harness-go/harness/plugins/prompts"
 	"github.com/harness-go/harness/plugins/resources"
@@ -255,10 +255,7 @@ func (c completer) CompletePromptArgument(ctx context.Context, name string, arg 
 	case err != nil:
 		return nil, fmt.Errorf("completion/complete of prompt %s: %w", safe.Line(name), err)
 	}
-	if res.Values == nil {
-		res.Values = []string{}
-	}
-	return &mcp.Completion{Values: res.Values, Total: res.Total, HasMore: res.HasMore}, nil
+	return mcpCompletion(res), nil
 }
 
 // CompleteResourceArgument relays a template's completion to its server.
@@ -276,33 +273,14 @@ func (c completer) CompleteResourceArgument(ctx context.Context, uri string, arg
 	if found == nil || g.opts.Resources == nil {
 		return nil, g.fail(ctx, mcp.INVALID_PARAMS, fmt.Sprintf("completion/complete: no resource template %q", uri), map[string]any{"uri": uri})
 	}
-	raw, err := g.opts.Resources.Complete(ctx, found.server, completeParams(map[string]any{"type": "ref/resource", "uri": found.orig}, arg, cctx))
+	res, err := g.opts.Resources.CompleteTemplate(ctx, found.server, found.orig, arg.Name, arg.Value, cctx.Arguments)
 	if err != nil {
 		return nil, fmt.Errorf("completion/complete of template %s: %w", safe.Line(uri), err)
 	}
-	return completion(raw)
+	return mcpCompletion(res), nil
 }
 
-// completeParams are the params of completion/complete for ref.
-func completeParams(ref map[string]any, arg mcp.CompleteArgument, cctx mcp.CompleteContext) json.RawMessage {
-	p := map[string]any{"ref": ref, "argument": arg}
-	if len(cctx.Arguments) > 0 {
-		p["context"] = cctx
-	}
-	b, _ := json.Marshal(p)
-	return b
-}
-
-// completion is the completion of a server's CompleteResult.
-func completion(raw json.RawMessage) (*mcp.Completion, error) {
-	var r struct {
-		Completion mcp.Completion `json:"completion"`
-	}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, fmt.Errorf("completion/complete: the result is not a completion: %w", err)
-	}
-	if r.Completion.Values == nil {
-		r.Completion.Values = []string{}
-	}
-	return &r.Completion, nil
+// mcpCompletion is a completion as mcp-go's completion providers answer it.
+func mcpCompletion(c completion.Result) *mcp.Completion {
+	return &mcp.Completion{Values: c.Values, Total: c.Total, HasMore: c.HasMore}
 }

@@ -31,6 +31,7 @@ import (
 
 	"github.com/harness-go/harness/fiber"
 	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/internal/completion"
 	"github.com/harness-go/harness/internal/mcpname"
 )
 
@@ -362,13 +363,8 @@ func (r *Registry) Len() int {
 }
 
 // Completion is what a server suggests for the value of an argument
-// (MCP's CompleteResult.completion): at most 100 values, best first; Total
-// and HasMore say whether there are more.
-type Completion struct {
-	Values  []string `json:"values"`
-	Total   int      `json:"total,omitempty"`
-	HasMore bool     `json:"hasMore,omitempty"`
-}
+// (MCP's CompleteResult.completion).
+type Completion = completion.Result
 
 // CompleteWith is a Prompt.Complete for a native prompt: suggest gets the
 // argument's name, its value so far and the arguments already given, and
@@ -376,32 +372,13 @@ type Completion struct {
 // rest is counted in total).
 func CompleteWith(suggest func(arg, value string, given map[string]string) []string) func(context.Context, json.RawMessage) (json.RawMessage, error) {
 	return func(_ context.Context, params json.RawMessage) (json.RawMessage, error) {
-		var in struct {
-			Argument struct {
-				Name  string `json:"name"`
-				Value string `json:"value"`
-			} `json:"argument"`
-			Context struct {
-				Arguments map[string]string `json:"arguments"`
-			} `json:"context"`
+		req, err := completion.ReadParams(params)
+		if err != nil {
+			return nil, err
 		}
-		if err := json.Unmarshal(params, &in); err != nil {
-			return nil, fmt.Errorf("completion/complete: the params are not a completion request: %w", err)
-		}
-		values := suggest(in.Argument.Name, in.Argument.Value, in.Context.Arguments)
-		c := Completion{Values: values}
-		if c.Values == nil {
-			c.Values = []string{}
-		}
-		if len(values) > maxCompletionValues {
-			c.Values, c.Total, c.HasMore = values[:maxCompletionValues], len(values), true
-		}
-		return json.Marshal(map[string]Completion{"completion": c})
+		return completion.Answer(suggest(req.Arg, req.Value, req.Given)), nil
 	}
 }
-
-// maxCompletionValues is MCP's bound on the values of one completion.
-const maxCompletionValues = 100
 
 // CompleteArgument asks the server of the prompt registered under name for
 // values of its argument arg that go on from value (completion/complete),
@@ -415,30 +392,13 @@ func (r *Registry) CompleteArgument(ctx context.Context, name, arg, value string
 		return Completion{}, fmt.Errorf("prompt %q: %w", name, ErrUnknown)
 	}
 	if p.Complete == nil {
-		return Completion{}, nil
+		return Completion{Values: []string{}}, nil
 	}
-	params := map[string]any{
-		"ref":      map[string]string{"type": "ref/prompt", "name": name},
-		"argument": map[string]string{"name": arg, "value": value},
-	}
-	if len(given) > 0 {
-		params["context"] = map[string]any{"arguments": given}
-	}
-	b, err := json.Marshal(params)
-	if err != nil {
-		return Completion{}, fmt.Errorf("completion/complete: %w", err)
-	}
-	raw, err := p.Complete(ctx, b)
+	raw, err := p.Complete(ctx, completion.Params(map[string]string{"type": "ref/prompt", "name": name}, arg, value, given))
 	if err != nil {
 		return Completion{}, err
 	}
-	var res struct {
-		Completion Completion `json:"completion"`
-	}
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return Completion{}, fmt.Errorf("completion/complete: the result is not a completion: %w", err)
-	}
-	return res.Completion, nil
+	return completion.Parse(raw)
 }
 
 // Get renders the prompt registered under name. An unknown name wraps

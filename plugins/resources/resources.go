@@ -34,6 +34,7 @@ import (
 
 	"github.com/harness-go/harness/fiber"
 	"github.com/harness-go/harness/host"
+	"github.com/harness-go/harness/internal/completion"
 )
 
 // Service is the name under which the host provides the registry.
@@ -401,16 +402,34 @@ func (r *Registry) Read(ctx context.Context, server, uri string) (ReadResult, er
 	return src.Read(ctx, uri)
 }
 
-// Complete relays completion/complete for a template of server.
-func (r *Registry) Complete(ctx context.Context, server string, params json.RawMessage) (json.RawMessage, error) {
+// Completion is what a server suggests for the value of a template's
+// variable (MCP's CompleteResult.completion).
+type Completion = completion.Result
+
+// Completes reports whether server suggests values of its templates'
+// variables (completion/complete).
+func (r *Registry) Completes(server string) bool {
+	src, err := r.source(server)
+	return err == nil && src.Complete != nil
+}
+
+// CompleteTemplate asks server for values of the variable arg of its
+// template uriTemplate that go on from value, given the variables already
+// filled in (the request's context.arguments). A server that offers no
+// completion answers none; an unknown server wraps ErrUnknownServer.
+func (r *Registry) CompleteTemplate(ctx context.Context, server, uriTemplate, arg, value string, given map[string]string) (Completion, error) {
 	src, err := r.source(server)
 	if err != nil {
-		return nil, err
+		return Completion{}, err
 	}
 	if src.Complete == nil {
-		return nil, fmt.Errorf("server %q offers no completion", server)
+		return Completion{Values: []string{}}, nil
 	}
-	return src.Complete(ctx, params)
+	raw, err := src.Complete(ctx, completion.Params(map[string]string{"type": "ref/resource", "uri": uriTemplate}, arg, value, given))
+	if err != nil {
+		return Completion{}, err
+	}
+	return completion.Parse(raw)
 }
 
 // Subscribe calls fn at every change of uri of server until the
