@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/harness-go/harness/internal/completion"
 	"github.com/harness-go/harness/plugins/prompts"
 	"github.com/harness-go/harness/plugins/resources"
 	"github.com/harness-go/harness/plugins/tools"
@@ -132,18 +133,47 @@ func (s *Server) completePrompt(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), completeTimeout)
 	defer cancel()
 	c, err := s.o.Prompts.CompleteArgument(ctx, in.Name, in.Argument, in.Value, in.Arguments)
-	switch {
-	case errors.Is(err, prompts.ErrUnknown):
-		problem(w, http.StatusNotFound, "unknown prompt "+quote(in.Name))
+	s.writeCompletion(w, c, err, errors.Is(err, prompts.ErrUnknown), "unknown prompt "+quote(in.Name))
+}
+
+// completeTemplate is POST /api/template/complete {"server",
+// "uriTemplate", "argument", "value", "arguments"}: the values the server
+// suggests for a variable of its template (completion/complete, the other
+// variables as its context), as {"values", "total", "hasMore"}; none from
+// a server that offers none.
+func (s *Server) completeTemplate(w http.ResponseWriter, r *http.Request) {
+	if s.o.Resources == nil {
+		problem(w, http.StatusNotFound, "this page has no resources")
 		return
+	}
+	var in struct {
+		Server      string            `json:"server"`
+		URITemplate string            `json:"uriTemplate"`
+		Argument    string            `json:"argument"`
+		Value       string            `json:"value"`
+		Arguments   map[string]string `json:"arguments"`
+	}
+	if err := readJSON(r, &in); err != nil {
+		problem(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), completeTimeout)
+	defer cancel()
+	c, err := s.o.Resources.CompleteTemplate(ctx, in.Server, in.URITemplate, in.Argument, in.Value, in.Arguments)
+	s.writeCompletion(w, c, err, errors.Is(err, resources.ErrUnknownServer), "unknown server "+quote(in.Server))
+}
+
+// writeCompletion answers a completion: c, or the page's error for err
+// (unknown: a 404 saying notFound).
+func (s *Server) writeCompletion(w http.ResponseWriter, c completion.Result, err error, unknown bool, notFound string) {
+	switch {
+	case unknown:
+		problem(w, http.StatusNotFound, notFound)
 	case err != nil:
 		problem(w, http.StatusBadGateway, s.secrets.Redact(err.Error()))
-		return
+	default:
+		writeJSON(w, http.StatusOK, c)
 	}
-	if c.Values == nil {
-		c.Values = []string{}
-	}
-	writeJSON(w, http.StatusOK, c)
 }
 
 // prompt is POST /api/prompt {"name", "arguments"}: the prompt's messages

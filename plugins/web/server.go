@@ -232,6 +232,7 @@ const (
 	pathRead    = "/api/read"
 	pathPrompt  = "/api/prompt"
 	pathSuggest = "/api/prompt/complete"
+	pathFill    = "/api/template/complete"
 	pathLogin   = "/api/login"
 	pathPaste   = "/api/login/paste"
 )
@@ -312,6 +313,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.prompt(w, r)
 	case pathSuggest:
 		s.completePrompt(w, r)
+	case pathFill:
+		s.completeTemplate(w, r)
 	case pathLogin:
 		s.login(w, r)
 	case pathPaste:

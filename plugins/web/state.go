@@ -286,10 +286,19 @@ func (s *Server) resourcesJSON() json.RawMessage {
 	if list == nil {
 		list = []resources.Resource{}
 	}
-	if tpls == nil {
-		tpls = []resources.Template{}
+	out := make([]pageTemplate, len(tpls))
+	for i, t := range tpls {
+		out[i] = pageTemplate{Template: t, Completes: s.o.Resources.Completes(t.Server)}
 	}
-	return mustJSON(map[string]any{"resources": list, "templates": tpls})
+	return mustJSON(map[string]any{"resources": list, "templates": out})
+}
+
+// pageTemplate is a resource template as the page gets it: completes says
+// that its server suggests values of its variables
+// (/api/template/complete).
+type pageTemplate struct {
+	resources.Template
+	Completes bool `json:"completes,omitempty"`
 }
 
 // promptsJSON is every prompt by its public name, with its arguments.

@@ -668,6 +668,15 @@ func TestResourcesAndPrompts(t *testing.T) {
 	if res, _ := r.do("POST", pathSuggest, map[string]any{"name": "nope", "argument": "x"}, nil); res.StatusCode != http.StatusNotFound {
 		t.Errorf("complete of an unknown prompt: %d", res.StatusCode)
 	}
+	// A template's variable: none from a server that offers no completion
+	// (echo; the browser test asks a server that does), an unknown server
+	// is the page's 404.
+	if res, body := r.do("POST", pathFill, map[string]any{"server": "echo", "uriTemplate": "echo://{x}", "argument": "x"}, nil); res.StatusCode != http.StatusOK || string(body) != `{"values":[]}`+"\n" {
+		t.Errorf("complete of a template of echo: %d %q", res.StatusCode, body)
+	}
+	if res, _ := r.do("POST", pathFill, map[string]any{"server": "nope", "uriTemplate": "x://{x}", "argument": "x"}, nil); res.StatusCode != http.StatusNotFound {
+		t.Errorf("complete of an unknown server's template: %d", res.StatusCode)
+	}
 
 	if err := r.h.Load(echoEntry + "- id: echo2\n  name: echo\n  config:\n    prefix: x_\n"); err != nil {
 		t.Fatal(err)

@@ -191,8 +191,9 @@ func TestResourcesAndPrompts(t *testing.T) {
 	tb.until("the prompt in the chat", `!document.getElementById('view-chat').hidden && document.getElementById('chat-input').value.includes('with the message "hi"')`)
 }
 
-// A server's resource template is read from a field per variable, and an
-// image resource shows as an image.
+// A server's resource template is read from a field per variable (the
+// values the server suggests for it listed under the field), and an image
+// resource shows as an image.
 func TestResourceTemplate(t *testing.T) {
 	srv := httptest.NewServer(fixture.HTTPHandler(fixture.Options{Resources: true, Only: []string{"echo"}}))
 	t.Cleanup(srv.Close)
@@ -203,6 +204,10 @@ func TestResourceTemplate(t *testing.T) {
 	tb.view("resources")
 	tb.until("the template listed", `!!document.querySelector('[data-resource="fixture://notes/{name}"]')`)
 	tb.click(`[data-resource="fixture://notes/{name}"]`)
+	// The server's suggestions for the variable, in its field's list.
+	tb.typeIn("#template-var-name", "al")
+	tb.until("the suggested names", `[...document.querySelectorAll('#template-var-name-values option')].map((o) => o.value).join('|') === 'alpha'`)
+	tb.setValue("#template-var-name", "")
 	tb.typeIn("#template-var-name", "a b")
 	tb.until("the URI made", `document.getElementById('resource-uri').value === 'fixture://notes/a%20b'`)
 	tb.click("#resource-read")

@@ -96,3 +96,29 @@ export function matchesWords(text, q) {
   const hay = text.toLowerCase();
   return q.toLowerCase().split(/\s+/).filter(Boolean).every((w) => hay.includes(w));
 }
+
+// suggestions keeps list (a <datalist> of input's) filled with the values
+// ask(value) answers ({values}) for what input holds: asked when the field
+// gets the focus and after each pause in typing (150 ms). An answer to an
+// older value is dropped; a failure leaves the list empty.
+export function suggestions(input, list, ask) {
+  let timer = 0;
+  let asked = 0;
+  const fill = async () => {
+    const n = ++asked;
+    let res;
+    try {
+      res = await ask(input.value);
+    } catch {
+      res = { values: [] };
+    }
+    if (n !== asked) return;
+    clear(list);
+    for (const v of res.values || []) list.append(h('option', { value: v }));
+  };
+  input.addEventListener('focus', fill);
+  input.addEventListener('input', () => {
+    clearTimeout(timer);
+    timer = setTimeout(fill, 150);
+  });
+}

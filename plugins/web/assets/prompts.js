@@ -1,7 +1,7 @@
 // Prompts: every server's prompts (and the native ones); fill in a
 // prompt's arguments and see the messages it gives, as a model would get
 // them.
-import { h, clear, keepFocus, splitView, matchesWords } from './dom.js';
+import { h, clear, keepFocus, splitView, matchesWords, suggestions } from './dom.js';
 import { api } from './net.js';
 import { block } from './tools.js';
 
@@ -77,7 +77,13 @@ function drawDetail(state) {
     // field as the person types (completion/complete).
     const values = p.completes ? h('datalist', { id: `${id}-values` }) : null;
     inputs[a.name] = h('input', { type: 'text', id, 'data-key': id, required: !!a.required, list: values ? values.id : null, autocomplete: 'off' });
-    if (values) suggest(p, a.name, inputs, values);
+    if (values) {
+      suggestions(inputs[a.name], values, (value) => {
+        const args = {};
+        for (const [k, el] of Object.entries(inputs)) if (k !== a.name && el.value !== '') args[k] = el.value;
+        return api('/api/prompt/complete', { name: p.name, argument: a.name, value, arguments: args });
+      });
+    }
     fields.append(h('div', { class: 'field' },
       h('label', { for: id, text: `${a.title || a.name}${a.required ? ' (required)' : ''}` }),
       inputs[a.name], values,
@@ -108,35 +114,6 @@ function drawDetail(state) {
         }
       },
     }, fields, h('div', { class: 'row' }, getB), err), out);
-}
-
-// suggest keeps the datalist of prompt p's argument name filled with what
-// its server suggests for the value typed, the other fields as context:
-// asked when the field gets the focus and after each pause in typing (an
-// answer to an older value is dropped; a failure leaves the list empty).
-function suggest(p, name, inputs, values) {
-  const input = inputs[name];
-  let timer = 0;
-  let asked = 0;
-  const ask = async () => {
-    const n = ++asked;
-    const args = {};
-    for (const [k, el] of Object.entries(inputs)) if (k !== name && el.value !== '') args[k] = el.value;
-    let res;
-    try {
-      res = await api('/api/prompt/complete', { name: p.name, argument: name, value: input.value, arguments: args });
-    } catch {
-      res = { values: [] };
-    }
-    if (n !== asked) return;
-    clear(values);
-    for (const v of res.values || []) values.append(h('option', { value: v }));
-  };
-  input.addEventListener('focus', ask);
-  input.addEventListener('input', () => {
-    clearTimeout(timer);
-    timer = setTimeout(ask, 150);
-  });
 }
 
 function showMessages(out, res) {

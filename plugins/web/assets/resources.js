@@ -2,7 +2,7 @@
 // (a template's URI made from a field per variable, RFC 6570) and see its
 // contents as the server sent them: text as text, an image as an image,
 // other blobs by size.
-import { h, clear, keepFocus, splitView, matchesWords } from './dom.js';
+import { h, clear, keepFocus, splitView, matchesWords, suggestions } from './dom.js';
 import { api } from './net.js';
 
 let query = '';
@@ -102,20 +102,31 @@ function drawDetail(state) {
           readB.disabled = false;
         }
       },
-    }, it.kind === 'template' ? variableFields(x.uriTemplate, uri) : null, h('div', { class: 'row' }, uri, readB), err), out);
+    }, it.kind === 'template' ? variableFields(x, uri) : null, h('div', { class: 'row' }, uri, readB), err), out);
 }
 
-// variableFields are a field per variable of a URI template; typing in
-// them writes the expanded URI into uri.
-function variableFields(template, uri) {
+// variableFields are a field per variable of template x; typing in them
+// writes the expanded URI into uri. When x's server suggests values
+// (completes), each field lists them as the person types.
+function variableFields(x, uri) {
+  const template = x.uriTemplate;
   const names = [...new Set(expressions(template).flatMap((e) => e.vars))];
   if (!names.length) return null;
   const values = {};
   const fields = h('div', { class: 'fields' });
   for (const n of names) {
     const id = `template-var-${n}`;
-    fields.append(h('div', { class: 'field' }, h('label', { for: id, text: n }),
-      h('input', { type: 'text', id, 'data-key': id, oninput: (e) => { values[n] = e.target.value; uri.value = expand(template, values); } })));
+    const list = x.completes ? h('datalist', { id: `${id}-values` }) : null;
+    const input = h('input', { type: 'text', id, 'data-key': id, list: list ? list.id : null, autocomplete: list ? 'off' : null,
+      oninput: (e) => { values[n] = e.target.value; uri.value = expand(template, values); } });
+    if (list) {
+      suggestions(input, list, (value) => {
+        const given = {};
+        for (const [k, v] of Object.entries(values)) if (k !== n && v !== '') given[k] = v;
+        return api('/api/template/complete', { server: x.server, uriTemplate: template, argument: n, value, arguments: given });
+      });
+    }
+    fields.append(h('div', { class: 'field' }, h('label', { for: id, text: n }), input, list));
   }
   return fields;
 }
