@@ -261,6 +261,13 @@ func TestTerminalCompletionAndHistory(t *testing.T) {
 	s.prompt("/prompt mcp__fx__summarize style=short")
 	s.keys(ctrlU)
 	s.prompt("")
+	// And a template's variable inside an @ mention.
+	s.keys("read @fx:fixture://notes/al")
+	s.prompt("read @fx:fixture://notes/al")
+	s.keys(keyTab)
+	s.prompt("read @fx:fixture://notes/alpha")
+	s.keys(ctrlU)
+	s.prompt("")
 
 	// Ctrl-R finds the call behind the other lines.
 	s.keys(ctrlR + "calc")

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -133,7 +134,9 @@ func (c *console) attachMentions(ctx context.Context, line string) (string, erro
 }
 
 // completeMention completes the @ word at the end of a message: servers
-// (@server:) first, then the uris of that server.
+// (@server:) first, then the uris of that server, and inside a URI one of
+// its templates makes, the values the server suggests for the variable
+// being typed.
 func (c *console) completeMention(before string) ([]string, string) {
 	i := strings.LastIndexFunc(before, unicode.IsSpace)
 	word := before[i+1:]
@@ -147,6 +150,7 @@ func (c *console) completeMention(before string) ([]string, string) {
 				candidates = append(candidates, "@"+server+":"+r.URI)
 			}
 		}
+		candidates = append(candidates, c.completeTemplateMention(server, prefix)...)
 	} else {
 		for _, s := range c.hs.resources.Servers() {
 			if strings.HasPrefix(s, word[1:]) {
@@ -155,7 +159,7 @@ func (c *console) completeMention(before string) ([]string, string) {
 		}
 	}
 	slices.Sort(candidates)
-	return candidates, word
+	return slices.Compact(candidates), word
 }
 
 // completePromptArgs completes the arguments of /prompt NAME: the names
@@ -213,4 +217,101 @@ func (c *console) completePromptValue(p prompts.Prompt, key, value string, given
 		}
 	}
 	return candidates
+}
+
+// completeTemplateMention is @server:uri for each value server suggests
+// for the variable of one of its templates that typed ends in
+// (completion/complete, the variables before it as its context). Only
+// templates of plain {var} expressions are matched: typed must follow the
+// template's literal parts, and a variable runs to the next literal's
+// first byte.
+func (c *console) completeTemplateMention(server, typed string) []string {
+	if !c.hs.resources.Completes(server) {
+		return nil
+	}
+	var out []string
+	for _, t := range c.hs.resources.Templates(server) {
+		arg, raw, given, ok := templateVariableAt(t.URITemplate, typed)
+		if !ok {
+			continue
+		}
+		value, err := url.PathUnescape(raw)
+		if err != nil {
+			value = raw
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), completeTimeout)
+		res, err := c.hs.resources.CompleteTemplate(ctx, server, t.URITemplate, arg, value, given)
+		cancel()
+		if err != nil {
+			c.hs.log.Debug("completion failed", "server", server, "template", t.URITemplate, "variable", arg, "err", err)
+			continue
+		}
+		base := typed[:len(typed)-len(raw)]
+		for _, v := range res.Values {
+			e := escapeSimple(v)
+			if strings.HasPrefix(e, raw) && e != "" && safe.Line(e) == e {
+				out = append(out, "@"+server+":"+base+e)
+			}
+		}
+	}
+	return out
+}
+
+// templateVariableAt reads typed as the start of a URI the template
+// expands to, and reports the variable typed ends in, its value so far as
+// typed (escaped), and the values of the variables before it (unescaped);
+// ok false when typed does not
+// follow the template, ends in a literal part, or the template has an
+// expression other than a plain {var}.
+func templateVariableAt(template, typed string) (arg, value string, given map[string]string, ok bool) {
+	given = map[string]string{}
+	rest := template
+	for {
+		i := strings.IndexByte(rest, '{')
+		if i < 0 {
+			return "", "", nil, false // typed would end in the last literal
+		}
+		lit := rest[:i]
+		if !strings.HasPrefix(typed, lit) {
+			return "", "", nil, false // typed leaves the template, or ends in lit
+		}
+		typed = typed[len(lit):]
+		j := strings.IndexByte(rest[i:], '}')
+		if j < 0 {
+			return "", "", nil, false
+		}
+		name := rest[i+1 : i+j]
+		if name == "" || strings.ContainsAny(name, "+#./;?&,*:=!@|") {
+			return "", "", nil, false
+		}
+		rest = rest[i+j+1:]
+		end := len(typed)
+		if rest != "" {
+			if k := strings.IndexByte(typed, rest[0]); k >= 0 {
+				end = k
+			}
+		}
+		if end == len(typed) {
+			return name, typed, given, true
+		}
+		if v, err := url.PathUnescape(typed[:end]); err == nil {
+			given[name] = v
+		}
+		typed = typed[end:]
+	}
+}
+
+// escapeSimple is v as RFC 6570's simple expansion writes it: unreserved
+// characters as they are, every other byte percent-encoded.
+func escapeSimple(v string) string {
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		ch := v[i]
+		if 'a' <= ch && ch <= 'z' || 'A' <= ch && ch <= 'Z' || '0' <= ch && ch <= '9' || strings.IndexByte("-._~", ch) >= 0 {
+			b.WriteByte(ch)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02X", ch)
+	}
+	return b.String()
 }

@@ -28,6 +28,8 @@ func resourceConsole(t *testing.T) *console {
 	if _, err := c.hs.resources.Register(f, resources.Source{
 		Server:    "docs",
 		Resources: []resources.Resource{{URI: "file:///notes.md", Name: "notes"}, {URI: "file:///logo.png", Name: "logo"}},
+		Templates: []resources.Template{{URITemplate: "gh://repos/{owner}/{repo}", Name: "repo"}, {URITemplate: "q://{+path}", Name: "query"}},
+		Complete:  completeRepos,
 		Read: func(_ context.Context, uri string) (resources.ReadResult, error) {
 			if uri == "file:///logo.png" {
 				return resources.ReadResult{Contents: []resources.Content{{URI: uri, MIMEType: "image/png", Blob: "aGk="}}}, nil
@@ -83,6 +85,40 @@ func completeReview(_ context.Context, params json.RawMessage) (json.RawMessage,
 	return b, nil
 }
 
+// completeRepos is the docs server answering completion/complete of its
+// repo template: owners, and an owner's repos (one with a space, one that
+// needs escaping).
+func completeRepos(_ context.Context, params json.RawMessage) (json.RawMessage, error) {
+	var p struct {
+		Ref      struct{ Type, URI string }
+		Argument struct{ Name, Value string }
+		Context  struct{ Arguments map[string]string }
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, err
+	}
+	if p.Ref.Type != "ref/resource" || p.Ref.URI != "gh://repos/{owner}/{repo}" {
+		return nil, fmt.Errorf("ref %+v", p.Ref)
+	}
+	var values []string
+	switch p.Argument.Name {
+	case "owner":
+		values = []string{"harness-go", "hashicorp", "golang"}
+	case "repo":
+		if p.Context.Arguments["owner"] == "harness-go" {
+			values = []string{"harness", "hub", "my repo", "c++"}
+		}
+	}
+	var out []string
+	for _, v := range values {
+		if strings.HasPrefix(v, p.Argument.Value) {
+			out = append(out, v)
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"completion": map[string]any{"values": out}})
+	return b, nil
+}
+
 func TestConsoleResourceCompletion(t *testing.T) {
 	t.Parallel()
 	c := resourceConsole(t)
@@ -95,6 +131,13 @@ func TestConsoleResourceCompletion(t *testing.T) {
 		{"@ as the first word", "@", []string{"@docs:"}, "@"},
 		{"uris of the server", "look at @docs:file:///n", []string{"@docs:file:///notes.md"}, "@docs:file:///n"},
 		{"every uri", "@docs:", []string{"@docs:file:///logo.png", "@docs:file:///notes.md"}, "@docs:"},
+		// Inside a URI a template makes: the variable typed, with those
+		// before it as the context, its values escaped as the template
+		// would expand them.
+		{"a template's first variable", "@docs:gh://repos/ha", []string{"@docs:gh://repos/harness-go", "@docs:gh://repos/hashicorp"}, "@docs:gh://repos/ha"},
+		{"the next variable, in the context of the first", "@docs:gh://repos/harness-go/", []string{"@docs:gh://repos/harness-go/c%2B%2B", "@docs:gh://repos/harness-go/harness", "@docs:gh://repos/harness-go/hub", "@docs:gh://repos/harness-go/my%20repo"}, "@docs:gh://repos/harness-go/"},
+		{"a value typed escaped", "@docs:gh://repos/harness-go/my%20", []string{"@docs:gh://repos/harness-go/my%20repo"}, "@docs:gh://repos/harness-go/my%20"},
+		{"not inside a literal part", "@docs:gh://rep", nil, "@docs:gh://rep"},
 		{"an unknown server", "@nope:", nil, "@nope:"},
 		{"a word without @", "look at d", nil, ""},
 		{"prompt names", "/prompt mcp__docs__r", []string{"mcp__docs__review"}, "mcp__docs__r"},
@@ -162,5 +205,37 @@ func TestConsolePromptIsTheNextTurn(t *testing.T) {
 	}
 	if got := reqs[1].Last().Content; !strings.HasPrefix(got, "what does @echo:echo://about say?\n\n[resource @echo:echo://about]\nThe echo plugin registers") {
 		t.Fatalf("the mention's turn: %q", got)
+	}
+}
+
+func TestTemplateVariableAt(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		template, typed string
+		want            string // "arg value given", or "" when not in a variable
+	}{
+		{"file:///{path}", "file:///", `path "" map[]`},
+		{"file:///{path}", "file:///sr", `path "sr" map[]`},
+		{"gh://repos/{owner}/{repo}", "gh://repos/a/b", `repo "b" map[owner:a]`},
+		{"gh://repos/{owner}/{repo}", "gh://repos/a%20b", `owner "a%20b" map[]`},
+		{"gh://repos/{owner}/{repo}", "gh://repos/a%20b/", `repo "" map[owner:a b]`},
+		{"gh://repos/{owner}/{repo}/issues", "gh://repos/a/b/is", ""}, // in the last literal
+		{"gh://repos/{owner}", "gh://rep", ""},
+		{"gh://repos/{owner}", "other://", ""},
+		{"q://{+path}", "q://x", ""}, // an operator
+		{"q://{a,b}", "q://x", ""},   // a list
+		{"plain://uri", "plain://", ""},
+	} {
+		arg, value, given, ok := templateVariableAt(tc.template, tc.typed)
+		got := ""
+		if ok {
+			got = fmt.Sprintf("%s %q %v", arg, value, given)
+		}
+		if got != tc.want {
+			t.Errorf("templateVariableAt(%q, %q) = %s, want %s", tc.template, tc.typed, got, tc.want)
+		}
+	}
+	if got := escapeSimple("a b/c~_-.é"); got != "a%20b%2Fc~_-.%C3%A9" {
+		t.Errorf("escapeSimple = %s", got)
 	}
 }
